@@ -1,0 +1,232 @@
+"""The `plait` command line (Typer + Rich)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from plait.engine import events as ev
+from plait.engine.api import Flow, RunInputError, load_flow, resume, run
+from plait.engine.checkpoint import InMemoryCheckpointer
+from plait.engine.events import Event
+from plait.engine.runner import ResumeError, RunResult
+from plait.nodes.base import NodeError
+from plait.nodes.registry import default_registry
+from plait.spec.models import FlowDocument
+from plait.spec.problems import FlowValidationError
+
+app = typer.Typer(
+    help="plait: a visual, durable orchestrator for AI agent flows.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+err_console = Console(stderr=True)
+
+EXIT_FAILED = 1
+EXIT_WAITING = 3
+EXIT_CANCELLED = 130
+
+
+def _parse_inputs(pairs: list[str], json_file: Path | None) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    if json_file is not None:
+        try:
+            loaded = json.loads(json_file.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise typer.BadParameter(f"cannot read {json_file}: {exc}", param_hint="--input-json") from None
+        if not isinstance(loaded, dict):
+            raise typer.BadParameter("must contain a JSON object", param_hint="--input-json")
+        data.update(loaded)
+    for pair in pairs:
+        name, sep, raw = pair.partition("=")
+        if not sep or not name:
+            raise typer.BadParameter(f"{pair!r} is not name=value", param_hint="--input")
+        try:
+            data[name] = json.loads(raw)
+        except json.JSONDecodeError:
+            data[name] = raw
+    return data
+
+
+def _print_problems(exc: FlowValidationError | RunInputError) -> None:
+    err_console.print(f"[bold red]{exc.args[0].splitlines()[0]}[/]")
+    for p in exc.problems:
+        where = p.node_id or "flow"
+        field = f" [dim]{p.field}[/]" if p.field else ""
+        err_console.print(f"  [red]✗[/] [bold]{where}[/]{field}: {p.message}")
+        if p.hint:
+            err_console.print(f"      [dim]fix:[/] {p.hint}")
+
+
+class _Progress:
+    """Prints one line per node transition as events arrive."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def __call__(self, event: Event) -> None:
+        t, node, data = event.type, event.node_id, event.data or {}
+        if t == ev.NODE_STARTED:
+            attempt = f" (attempt {data['attempt']})" if data.get("attempt", 1) > 1 else ""
+            self.console.print(f"[cyan]▶[/] {node} [dim]{data.get('type', '')} running{attempt}[/]")
+        elif t == ev.NODE_FINISHED:
+            ms = f"{data.get('duration_ms', 0):.1f} ms"
+            if data.get("ok"):
+                branch = f" → {', '.join(data['branch'])}" if data.get("branch") else ""
+                self.console.print(f"[green]✓[/] {node} [dim]ok {ms}{branch}[/]")
+            else:
+                self.console.print(f"[red]✗[/] {node} [red]error[/] [dim]{ms}[/]: {data.get('error')}")
+        elif t == ev.NODE_SKIPPED:
+            self.console.print(f"[dim]⊘ {node} skipped[/]")
+        elif t == ev.NODE_RETRYING:
+            self.console.print(f"[yellow]↻[/] {node} failed ({data.get('error')}), retrying")
+        elif t == ev.WAITING:
+            self.console.print(f"[yellow]⏸[/] {node} waiting for input")
+
+
+@app.command("run")
+def run_command(
+    flow_path: Annotated[Path, typer.Argument(metavar="FLOW", help="Flow file (JSON or YAML).")],
+    input_: Annotated[
+        list[str], typer.Option("--input", "-i", help="Input as name=value (JSON values ok).")
+    ] = [],  # noqa: B006
+    input_json: Annotated[
+        Path | None, typer.Option("--input-json", help="JSON file with the inputs.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the run result as JSON only.")] = False,
+) -> None:
+    """Run a flow, showing live per-node progress and the outputs."""
+    try:
+        flow = load_flow(flow_path)
+        inputs = _parse_inputs(input_, input_json)
+    except FlowValidationError as exc:
+        _print_problems(exc)
+        raise typer.Exit(EXIT_FAILED) from None
+    code = asyncio.run(_run_interactive(flow, inputs, as_json))
+    raise typer.Exit(code)
+
+
+async def _run_interactive(flow: Flow, inputs: dict[str, Any], as_json: bool) -> int:
+    checkpointer = InMemoryCheckpointer()
+    on_event = None if as_json else _Progress(console)
+    try:
+        result = await run(flow, inputs, checkpointer=checkpointer, on_event=on_event)
+    except RunInputError as exc:
+        _print_problems(exc)
+        return EXIT_FAILED
+    while result.status == "waiting":
+        task = result.interrupt
+        assert task is not None
+        if not sys.stdin.isatty():
+            print(json.dumps({"status": "waiting", "run_id": result.run_id, "task": task}, default=str))
+            return EXIT_WAITING
+        answer = _prompt_task(task)
+        try:
+            result = await resume(
+                flow,
+                result.run_id,
+                answer,
+                node_id=task["node_id"],
+                checkpointer=checkpointer,
+                on_event=on_event,
+            )
+        except (ResumeError, NodeError) as exc:
+            err_console.print(f"[red]{exc}[/]")
+    return _report(result, as_json)
+
+
+def _prompt_task(task: dict[str, Any]) -> dict[str, Any]:
+    from rich.prompt import Prompt
+
+    payload = task.get("payload", {})
+    console.print(f"\n[bold yellow]{task['node_id']}[/] asks: {payload.get('message', '')}")
+    values: dict[str, Any] = {}
+    prefill = payload.get("prefill", {})
+    for field in payload.get("fields", []):
+        label = field.get("label") or field["name"]
+        choices = field.get("options") or (["true", "false"] if field.get("type") == "boolean" else None)
+        default = prefill.get(field["name"])
+        values[field["name"]] = Prompt.ask(
+            f"  {label}", choices=choices, default=None if default is None else str(default)
+        )
+    actions = payload.get("actions") or ["submit"]
+    action = actions[0] if len(actions) == 1 else Prompt.ask("  action", choices=actions, default=actions[0])
+    return {"action": action, "values": values}
+
+
+def _report(result: RunResult, as_json: bool) -> int:
+    if as_json:
+        print(json.dumps(result.to_dict(), default=str, ensure_ascii=False))
+    else:
+        style = {"completed": "green", "failed": "red", "cancelled": "yellow"}.get(result.status, "white")
+        console.print(f"\n[bold {style}]{result.status}[/] in {result.duration_ms:.1f} ms")
+        if result.error:
+            console.print(f"[red]{result.error}[/]")
+        if result.outputs:
+            console.print_json(json.dumps(result.outputs, default=str, ensure_ascii=False))
+    return {"completed": 0, "cancelled": EXIT_CANCELLED}.get(result.status, EXIT_FAILED)
+
+
+@app.command("validate")
+def validate_command(
+    flow_path: Annotated[Path, typer.Argument(metavar="FILE", help="Flow file (JSON or YAML).")],
+) -> None:
+    """Check a flow and report every problem at once (exit 1 if there are any)."""
+    try:
+        flow = load_flow(flow_path)
+    except FlowValidationError as exc:
+        _print_problems(exc)
+        raise typer.Exit(EXIT_FAILED) from None
+    console.print(
+        f"[green]✓[/] {flow_path}: flow {flow.id!r} is valid ({len(flow.doc.nodes)} nodes, "
+        f"{len(flow.doc.edges)} edges)"
+    )
+
+
+@app.command("schema")
+def schema_command() -> None:
+    """Print the JSON Schema of the plait/flow@1 document."""
+    print(json.dumps(FlowDocument.model_json_schema(by_alias=True), indent=2))
+
+
+@app.command("nodes")
+def nodes_command(
+    node_type: Annotated[str | None, typer.Argument(help="Show one type's config schema and ports.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """List the node types (or describe one)."""
+    registry = default_registry()
+    if node_type is not None:
+        if node_type not in registry:
+            err_console.print(
+                f"[red]unknown node type {node_type!r}[/]; known: {', '.join(registry.names())}"
+            )
+            raise typer.Exit(EXIT_FAILED)
+        print(json.dumps(registry.describe(node_type), indent=2))
+        return
+    described = registry.describe_all()
+    if as_json:
+        print(json.dumps(described, indent=2))
+        return
+    table = Table("type", "category", "ports out", "description")
+    for d in described:
+        ports = d["output_ports"] if isinstance(d["output_ports"], str) else ", ".join(d["output_ports"])
+        table.add_row(d["name"], d["category"], ports, d["description"])
+    console.print(table)
+
+
+def main() -> None:  # pragma: no cover
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,119 @@
+"""The persistence contract of the engine, and its in-memory implementation.
+
+The engine hands the checkpointer one `NodeDelta` per node transition (with the events emitted
+since the previous save) *before* it schedules the node's dependants. Replaying the deltas of a
+run in order rebuilds its scheduler state exactly (see `Runner.restore`), so a checkpoint is
+just the run record plus its list of deltas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from plait.engine.events import Event
+
+
+@dataclass(slots=True)
+class NodeDelta:
+    """What one node transition changed. `status`: ok, error, waiting (interrupted) or resumed."""
+
+    node_id: str
+    status: str
+    output: Any = None
+    ports: tuple[str, ...] | None = None
+    vars: dict[str, Any] | None = None
+    error: str | None = None
+    attempt: int = 1
+    started_at: float | None = None
+    duration_ms: float | None = None
+    usage: dict[str, int] | None = None
+    interrupt: dict[str, Any] | None = None
+    resume: Any = None
+    reused: bool = False
+
+
+@dataclass(slots=True)
+class RunRecord:
+    run_id: str
+    flow_id: str
+    inputs: dict[str, Any]
+    variables: dict[str, Any]
+    created_at: float
+    parent_run_id: str | None = None
+    status: str = "running"
+    outputs: dict[str, Any] | None = None
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class Checkpoint:
+    run: RunRecord
+    deltas: list[NodeDelta] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+
+
+class Checkpointer(Protocol):
+    async def begin(self, record: RunRecord, events: Sequence[Event]) -> None:
+        """A run starts (or restarts): store its record."""
+
+    async def save(self, run_id: str, delta: NodeDelta, events: Sequence[Event]) -> None:
+        """Durably store one node delta and the events emitted since the last save."""
+
+    async def finish(
+        self,
+        run_id: str,
+        status: str,
+        outputs: dict[str, Any] | None,
+        error: str | None,
+        events: Sequence[Event],
+    ) -> None:
+        """The run reached completed, failed, cancelled or waiting."""
+
+    async def load(self, run_id: str) -> Checkpoint | None: ...
+
+
+class InMemoryCheckpointer:
+    """Keeps checkpoints in a dict; for tests, embedding and benchmarks."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, Checkpoint] = {}
+
+    async def begin(self, record: RunRecord, events: Sequence[Event]) -> None:
+        cp = self.runs.get(record.run_id)
+        if cp is None:
+            self.runs[record.run_id] = Checkpoint(record, [], list(events))
+        else:
+            cp.run.status = record.status
+            cp.events.extend(events)
+
+    async def save(self, run_id: str, delta: NodeDelta, events: Sequence[Event]) -> None:
+        cp = self.runs[run_id]
+        cp.deltas.append(delta)
+        if events:
+            cp.events.extend(events)
+
+    async def finish(
+        self,
+        run_id: str,
+        status: str,
+        outputs: dict[str, Any] | None,
+        error: str | None,
+        events: Sequence[Event],
+    ) -> None:
+        cp = self.runs[run_id]
+        cp.run.status, cp.run.outputs, cp.run.error = status, outputs, error
+        cp.events.extend(events)
+
+    async def load(self, run_id: str) -> Checkpoint | None:
+        return self.runs.get(run_id)
+
+    def truncated(self, run_id: str, n_deltas: int) -> InMemoryCheckpointer:
+        """A copy holding the run as it was after its first `n_deltas` deltas (crash simulation)."""
+        cp = self.runs[run_id]
+        other = InMemoryCheckpointer()
+        run = RunRecord(**{k: getattr(cp.run, k) for k in RunRecord.__slots__})
+        run.status, run.outputs, run.error = "running", None, None
+        other.runs[run_id] = Checkpoint(run, list(cp.deltas[:n_deltas]), [])
+        return other

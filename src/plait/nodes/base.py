@@ -1,0 +1,157 @@
+"""The contract between the engine and node types.
+
+A node type is a `Node` subclass with a pydantic `Config`, declared ports and a `run`
+method. The engine builds one instance per flow node at compile time (config parsed once)
+and calls `run(ctx)` for every execution, giving it a `NodeContext`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from plait.spec.models import GraphSpec
+
+
+class NodeError(Exception):
+    """A clean, user-facing failure of a node; `hint` says how to fix it."""
+
+    def __init__(self, message: str, *, hint: str | None = None, retryable: bool = True) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.retryable = retryable
+
+
+class InterruptRequest(Exception):
+    """Raised (via `ctx.interrupt`) to pause the run until `resume` delivers data to this node."""
+
+    def __init__(
+        self,
+        payload: dict[str, Any],
+        *,
+        kind: str = "human",
+        blocking: bool = True,
+        timeout_s: float | None = None,
+    ) -> None:
+        super().__init__(f"interrupt: {kind}")
+        self.payload = payload
+        self.kind = kind
+        self.blocking = blocking
+        self.timeout_s = timeout_s
+
+
+@dataclass(slots=True)
+class NodeResult:
+    """What a node run produced. `ports` names the fired output ports (None: all of them)."""
+
+    output: Any = None
+    ports: tuple[str, ...] | None = None
+    usage: dict[str, int] | None = None
+
+
+class NodeContext(Protocol):
+    """What a running node may see and do; implemented by the engine."""
+
+    run_id: str
+    node_id: str
+    attempt: int
+    input: Any  # the value on `in` (a dict {source: value} if several edges delivered)
+    inputs: Mapping[str, Any]  # port -> value, for nodes with several input ports
+    vars: Mapping[str, Any]  # flow variables (read); change them with set_var
+
+    def render(self, value: Any, extra: Mapping[str, Any] | None = None) -> Any:
+        """Resolve references/templates in `value` (deeply), with optional extra roots (loop aliases)."""
+
+    def lookup(self, root: str) -> Any:
+        """The value of a reference root: a node id, inputs, vars, sys, env or an alias."""
+
+    def set_var(self, name: str, value: Any) -> None: ...
+
+    def interrupt(
+        self,
+        payload: dict[str, Any],
+        *,
+        kind: str = "human",
+        blocking: bool = True,
+        timeout_s: float | None = None,
+    ) -> Any:
+        """Return the resume data if this node is being resumed, else raise InterruptRequest."""
+
+    def emit_token(self, delta: str) -> None: ...
+
+    def emit_tool_call(self, name: str, args: Any) -> None: ...
+
+    async def run_body(self, body: Any, *, aliases: Mapping[str, Any], inputs: Any = None) -> Any:
+        """Run a compiled sub-graph (loop/map body) with alias roots; returns its outputs."""
+
+    async def run_flow(self, ref: str, inputs: Mapping[str, Any]) -> Any:
+        """Run another flow (by path or id) as a child run; returns its outputs."""
+
+
+class EmptyConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Node:
+    """Base class of node types. Subclasses set the class attributes and implement run/execute."""
+
+    type_name: ClassVar[str]
+    title: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    category: ClassVar[str] = "core"
+    Config: ClassVar[type[BaseModel]] = EmptyConfig
+    input_ports: ClassVar[tuple[str, ...]] = ("in",)
+    # True when execute() is synchronous and pure in-memory: the engine runs it inline, no task.
+    inline: ClassVar[bool] = False
+    default_timeout_s: ClassVar[float | None] = None
+    # Output nodes contribute `flow_output(output)` to the run's outputs, under `config.name` or the id.
+    is_output: ClassVar[bool] = False
+    # Config fields that hold templates rendered by the node itself at run time (per item, etc.);
+    # validation does not require their references to be upstream nodes.
+    late_bound_fields: ClassVar[frozenset[str]] = frozenset()
+
+    def __init__(self, node_id: str, config: BaseModel) -> None:
+        self.id = node_id
+        self.config = config
+
+    @classmethod
+    def output_ports(cls, config: BaseModel) -> list[str]:
+        """Output ports for this config; branching nodes return one port per branch."""
+        return ["out"]
+
+    @classmethod
+    def subgraphs(cls, config: BaseModel) -> dict[str, GraphSpec]:
+        """Nested bodies (loop/map) to validate and compile with the flow."""
+        return {}
+
+    @classmethod
+    def body_aliases(cls, config: BaseModel) -> frozenset[str]:
+        """Extra reference roots available inside this node's bodies (item, index...)."""
+        return frozenset()
+
+    @classmethod
+    def reference_texts(cls, config: BaseModel) -> list[tuple[str, Any]]:
+        """(field, value) pairs whose templates validation checks; bodies are validated on their own."""
+        bodies = cls.subgraphs(config)
+        return [(k, v) for k, v in config.model_dump(mode="json").items() if k not in bodies]
+
+    def flow_output(self, output: Any) -> Any:
+        return output
+
+    def validate_resume(self, data: Any) -> Any:
+        """Check data delivered by `resume` before the run accepts it; raise NodeError to refuse."""
+        return data
+
+    async def run(self, ctx: NodeContext) -> NodeResult | Any:
+        return self.execute(ctx)
+
+    def execute(self, ctx: NodeContext) -> NodeResult | Any:
+        raise NotImplementedError(f"{type(self).__name__} implements neither run nor execute")
+
+
+NodeFactory = Callable[[str, BaseModel], Node]
+AsyncRunner = Callable[..., Awaitable[Any]]

@@ -1,0 +1,170 @@
+"""Nodes that own sub-graphs or other flows: loop, map, subflow."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from plait.nodes.base import Node, NodeContext, NodeError
+from plait.nodes.builtin._conditions import Condition, evaluate
+from plait.nodes.registry import register
+from plait.spec.models import GraphSpec
+
+
+def _unwrap(outputs: dict[str, Any]) -> Any:
+    """A body with one output node yields that value; several yield a dict by output name."""
+    return next(iter(outputs.values())) if len(outputs) == 1 else outputs
+
+
+class LoopConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    body: GraphSpec = Field(..., description="Nodes run once per iteration; aliases: {{index}}, {{result}}.")
+    max_iterations: int = Field(..., ge=1, le=100_000, description="Hard upper bound on iterations.")
+    variables: dict[str, Any] = Field(
+        default_factory=dict, description="Loop variables (flow vars) set before the first iteration."
+    )
+    until: list[Condition] = Field(
+        default_factory=list, description="Exit when these hold after an iteration (do-while)."
+    )
+    logic: Literal["and", "or"] = "and"
+    on_max: Literal["stop", "error"] = Field("stop", description="What reaching max_iterations means.")
+
+
+@register
+class LoopNode(Node):
+    type_name = "loop"
+    title = "Loop"
+    description = "Runs its body repeatedly (do-while) until the exit condition holds or max_iterations."
+    category = "flow"
+    Config = LoopConfig
+    late_bound_fields = frozenset({"until"})
+
+    @classmethod
+    def subgraphs(cls, config: BaseModel) -> dict[str, GraphSpec]:
+        return {"body": config.body}  # type: ignore[attr-defined]
+
+    @classmethod
+    def body_aliases(cls, config: BaseModel) -> frozenset[str]:
+        return frozenset({"index", "result"})
+
+    async def run(self, ctx: NodeContext) -> Any:
+        cfg: LoopConfig = self.config  # type: ignore[assignment]
+        for name, value in cfg.variables.items():
+            ctx.set_var(name, ctx.render(value))
+        result: Any = None
+        for index in range(cfg.max_iterations):
+            result = _unwrap(
+                await ctx.run_body("body", aliases={"index": index, "result": result}, inputs=ctx.input)
+            )
+            scope = _ExitScope(ctx, {"index": index, "result": result})
+            if cfg.until and evaluate(scope, cfg.until, cfg.logic, False):  # type: ignore[arg-type]
+                return {
+                    "iterations": index + 1,
+                    "result": result,
+                    "exited": True,
+                    "vars": {k: ctx.vars.get(k) for k in cfg.variables},
+                }
+        if cfg.on_max == "error":
+            raise NodeError(
+                f"loop did not exit within {cfg.max_iterations} iterations",
+                hint="raise max_iterations or fix the `until` condition",
+                retryable=False,
+            )
+        return {
+            "iterations": cfg.max_iterations,
+            "result": result,
+            "exited": False,
+            "vars": {k: ctx.vars.get(k) for k in cfg.variables},
+        }
+
+
+class _ExitScope:
+    """Lets the shared condition evaluator see the loop aliases."""
+
+    def __init__(self, ctx: NodeContext, aliases: dict[str, Any]) -> None:
+        self._ctx = ctx
+        self._aliases = aliases
+        self.vars = ctx.vars
+        self.input = ctx.input
+        self.inputs = ctx.inputs
+
+    def lookup(self, root: str) -> Any:
+        if root in self._aliases:
+            return self._aliases[root]
+        return self._ctx.lookup(root)
+
+    def render(self, value: Any, extra: dict[str, Any] | None = None) -> Any:
+        return self._ctx.render(value, {**self._aliases, **(extra or {})})
+
+
+class MapConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    items: Any = Field(..., description="A reference/template that yields a list, e.g. '{{search.results}}'.")
+    body: GraphSpec = Field(..., description="Nodes run once per item; aliases: {{item}}, {{index}}.")
+    max_concurrency: int = Field(4, ge=1, le=256)
+
+
+@register
+class MapNode(Node):
+    type_name = "map"
+    title = "Map"
+    description = "Runs its body once per item (in parallel); outputs the results in input order."
+    category = "flow"
+    Config = MapConfig
+
+    @classmethod
+    def subgraphs(cls, config: BaseModel) -> dict[str, GraphSpec]:
+        return {"body": config.body}  # type: ignore[attr-defined]
+
+    @classmethod
+    def body_aliases(cls, config: BaseModel) -> frozenset[str]:
+        return frozenset({"item", "index"})
+
+    async def run(self, ctx: NodeContext) -> Any:
+        cfg: MapConfig = self.config  # type: ignore[assignment]
+        items = ctx.render(cfg.items)
+        if isinstance(items, dict):
+            items = list(items.items())
+        if not isinstance(items, list):
+            raise NodeError(
+                f"items must be a list, got {type(items).__name__}",
+                hint="point `items` at a list, e.g. '{{node.results}}'",
+                retryable=False,
+            )
+        limit = asyncio.Semaphore(cfg.max_concurrency)
+
+        async def one(index: int, item: Any) -> Any:
+            async with limit:
+                try:
+                    return _unwrap(await ctx.run_body("body", aliases={"item": item, "index": index}))
+                except NodeError as exc:
+                    raise NodeError(f"item {index}: {exc.message}", hint=exc.hint) from None
+
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(one(i, item)) for i, item in enumerate(items)]
+        return [t.result() for t in tasks]
+
+
+class SubflowConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    flow: str = Field(..., min_length=1, description="Path (relative to this flow's file) or id of the flow.")
+    inputs: dict[str, Any] | None = Field(None, description="Inputs (templates); default: the input value.")
+
+
+@register
+class SubflowNode(Node):
+    type_name = "subflow"
+    title = "Sub-flow"
+    description = "Runs another flow as a child run and outputs its outputs."
+    category = "flow"
+    Config = SubflowConfig
+
+    async def run(self, ctx: NodeContext) -> Any:
+        cfg: SubflowConfig = self.config  # type: ignore[assignment]
+        if cfg.inputs is not None:
+            inputs = ctx.render(cfg.inputs)
+        else:
+            inputs = ctx.input if isinstance(ctx.input, dict) else {}
+        return await ctx.run_flow(cfg.flow, inputs)

@@ -1,0 +1,130 @@
+"""The human node: pause the run until a person fills a form and picks an action."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from plait.nodes.base import Node, NodeContext, NodeError, NodeResult
+from plait.nodes.registry import register
+
+
+class HumanField(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(..., pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    label: str | None = None
+    type: Literal["string", "text", "number", "integer", "boolean", "select"] = "string"
+    required: bool = True
+    options: list[str] = Field(default_factory=list, description="Choices for a 'select' field.")
+    default: Any = Field(None, description="Prefill value (may be a template).")
+
+
+class HumanConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    message: str = Field("", description="What the person is asked (template).")
+    fields: list[HumanField] = Field(default_factory=list)
+    actions: list[str] = Field(
+        default_factory=lambda: ["submit"], min_length=1, description="Buttons; each is an output port."
+    )
+    blocking: bool = Field(True, description="Pause the whole run (true) or only this branch (false).")
+    timeout_s: float | None = Field(None, gt=0, description="After this the task expires and the node fails.")
+    assignees: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _unique(self) -> HumanConfig:
+        names = [f.name for f in self.fields]
+        if len(set(names)) != len(names):
+            raise ValueError("field names must be unique")
+        if len(set(self.actions)) != len(self.actions):
+            raise ValueError("actions must be unique")
+        return self
+
+
+@register
+class HumanNode(Node):
+    type_name = "human"
+    title = "Human input"
+    description = "Asks a person to fill a form and choose an action; each action is an output port."
+    category = "human"
+    Config = HumanConfig
+
+    @classmethod
+    def output_ports(cls, config: BaseModel) -> list[str]:
+        return list(config.actions)  # type: ignore[attr-defined]
+
+    async def run(self, ctx: NodeContext) -> NodeResult:
+        cfg: HumanConfig = self.config  # type: ignore[assignment]
+        payload = {
+            "message": ctx.render(cfg.message),
+            "fields": [f.model_dump(exclude={"default"}) for f in cfg.fields],
+            "prefill": {f.name: ctx.render(f.default) for f in cfg.fields if f.default is not None},
+            "actions": cfg.actions,
+            "assignees": cfg.assignees,
+        }
+        data = ctx.interrupt(payload, kind="human", blocking=cfg.blocking, timeout_s=cfg.timeout_s)
+        data = self.validate_resume(data)
+        return NodeResult({**data["values"], "action": data["action"]}, ports=(data["action"],))
+
+    def validate_resume(self, data: Any) -> dict[str, Any]:
+        """Accept {"action": a, "values": {...}} or a flat dict of field values (+ optional action)."""
+        cfg: HumanConfig = self.config  # type: ignore[assignment]
+        if data is None:
+            data = {}
+        if not isinstance(data, dict):
+            raise NodeError("human input must be an object of field values", retryable=False)
+        if "values" in data and isinstance(data["values"], dict):
+            action, values = data.get("action"), dict(data["values"])
+        else:
+            values = {k: v for k, v in data.items() if k != "action"}
+            action = data.get("action")
+        action = action or cfg.actions[0]
+        if action not in cfg.actions:
+            raise NodeError(
+                f"unknown action {action!r}", hint=f"use one of: {', '.join(cfg.actions)}", retryable=False
+            )
+        problems = []
+        clean: dict[str, Any] = {}
+        known = {f.name for f in cfg.fields}
+        for extra in sorted(set(values) - known):
+            problems.append(f"{extra}: not a field of this form")
+        for f in cfg.fields:
+            value = values.get(f.name)
+            if value is None or value == "":
+                if f.required:
+                    problems.append(f"{f.name}: required")
+                continue
+            try:
+                clean[f.name] = _coerce(f, value)
+            except ValueError as exc:
+                problems.append(f"{f.name}: {exc}")
+        if problems:
+            raise NodeError("invalid human input: " + "; ".join(problems), retryable=False)
+        return {"action": action, "values": clean}
+
+
+def _coerce(field: HumanField, value: Any) -> Any:
+    if field.type in ("string", "text"):
+        return str(value)
+    if field.type == "select":
+        if str(value) not in field.options:
+            raise ValueError(f"must be one of {field.options}")
+        return str(value)
+    if field.type == "boolean":
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in ("true", "yes", "y", "1", "on"):
+            return True
+        if text in ("false", "no", "n", "0", "off"):
+            return False
+        raise ValueError("must be true or false")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError("must be a number") from None
+    if field.type == "integer":
+        if not number.is_integer():
+            raise ValueError("must be a whole number")
+        return int(number)
+    return int(number) if isinstance(value, int) else number

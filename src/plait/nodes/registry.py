@@ -1,0 +1,68 @@
+"""One registry of node types, read by validation, the engine, the CLI, the API and the canvas."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from plait.nodes.base import Node
+
+
+class NodeRegistry:
+    def __init__(self) -> None:
+        self._types: dict[str, type[Node]] = {}
+
+    def register(self, cls: type[Node]) -> type[Node]:
+        name = cls.type_name
+        if name in self._types and self._types[name] is not cls:
+            raise ValueError(f"node type {name!r} is already registered by {self._types[name].__name__}")
+        self._types[name] = cls
+        return cls
+
+    def get(self, name: str) -> type[Node] | None:
+        return self._types.get(name)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._types
+
+    def names(self) -> list[str]:
+        return sorted(self._types)
+
+    def parse_config(self, name: str, config: dict[str, Any]) -> BaseModel:
+        """Validate a node config; raises KeyError (unknown type) or pydantic ValidationError."""
+        return self._types[name].Config.model_validate(config)
+
+    def describe(self, name: str) -> dict[str, Any]:
+        cls = self._types[name]
+        try:
+            default_ports: list[str] | str = cls.output_ports(cls.Config())
+        except ValidationError:
+            default_ports = "dynamic"
+        return {
+            "name": name,
+            "title": cls.title or name,
+            "description": cls.description,
+            "category": cls.category,
+            "config_schema": cls.Config.model_json_schema(),
+            "input_ports": list(cls.input_ports),
+            "output_ports": default_ports,
+        }
+
+    def describe_all(self) -> list[dict[str, Any]]:
+        return [self.describe(n) for n in self.names()]
+
+
+registry = NodeRegistry()
+
+
+def register(cls: type[Node]) -> type[Node]:
+    """Class decorator adding a node type to the default registry."""
+    return registry.register(cls)
+
+
+def default_registry() -> NodeRegistry:
+    """The registry with every built-in node type loaded."""
+    import plait.nodes.builtin  # noqa: F401  (registers on import)
+
+    return registry
