@@ -53,7 +53,9 @@ def read_document_data(source: str | Path | dict[str, Any]) -> dict[str, Any]:
 
 
 def _looks_like_path(source: str) -> bool:
-    return "\n" not in source and not source.lstrip().startswith(("{", "[")) and len(source) < 4096
+    if "\n" in source or len(source) > 4096:
+        return False
+    return Path(source).suffix.lower() in (".json", ".yaml", ".yml") or Path(source).is_file()
 
 
 def parse_document(data: dict[str, Any]) -> FlowDocument:
