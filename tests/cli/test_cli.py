@@ -95,3 +95,53 @@ def test_schema_and_nodes_commands():
     one = json.loads(runner.invoke(app, ["nodes", "human"]).output)
     assert one["config_schema"]["properties"]["actions"]
     assert runner.invoke(app, ["nodes", "bogus"]).exit_code == 1
+
+
+def test_waiting_run_on_a_terminal_prompts_for_the_fields():
+    import os
+    import pty
+    import select
+    import time
+
+    main, child = pty.openpty()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "plait.cli.main",
+            "run",
+            str(EXAMPLES / "human_approval.json"),
+            "-i",
+            "employee=Ada",
+            "-i",
+            "amount=5",
+        ],
+        stdin=child,
+        stdout=child,
+        stderr=child,
+        close_fds=True,
+        env={**os.environ, "COLUMNS": "200", "TERM": "dumb"},
+    )
+    os.close(child)
+    seen = b""
+
+    def read_until(marker: bytes, timeout: float = 30) -> None:
+        nonlocal seen
+        deadline = time.monotonic() + timeout
+        while marker not in seen:
+            assert time.monotonic() < deadline, seen.decode(errors="replace")
+            ready, _, _ = select.select([main], [], [], 0.2)
+            if ready:
+                try:
+                    seen += os.read(main, 4096)
+                except OSError:
+                    break
+
+    read_until(b"Comment")
+    os.write(main, b"looks fine\n")
+    read_until(b"action")
+    os.write(main, b"approve\n")
+    read_until(b"Approved 5 EUR for Ada. looks fine")
+    assert b"completed" in seen
+    assert proc.wait(timeout=30) == 0
+    os.close(main)

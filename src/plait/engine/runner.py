@@ -24,7 +24,7 @@ from plait.engine.checkpoint import Checkpoint, Checkpointer, NodeDelta, RunReco
 from plait.engine.events import Event, EventSink
 from plait.engine.plan import Plan, PlanNode
 from plait.expr import render
-from plait.nodes.base import InterruptRequest, NodeError, NodeResult
+from plait.nodes.base import InterruptRequest, MultiInput, NodeError, NodeResult
 
 _MISSING = object()
 
@@ -332,13 +332,12 @@ class Runner:
             slot = ports.get(edge.target_port, _MISSING)
             if slot is _MISSING:
                 ports[edge.target_port] = value
-            elif isinstance(slot, _Multi):
+            elif isinstance(slot, MultiInput):
                 slot[src] = value
             else:
                 first = next(e for e, _ in got if e.target_port == edge.target_port)
-                ports[edge.target_port] = _Multi({self.plan.nodes[first.source].id: slot, src: value})
-        plain = {k: dict(v) if isinstance(v, _Multi) else v for k, v in ports.items()}
-        return plain.get("in"), plain
+                ports[edge.target_port] = MultiInput({self.plan.nodes[first.source].id: slot, src: value})
+        return ports.get("in"), ports
 
     def _run_inline(self, pn: PlanNode) -> _Outcome:
         self._mark_started(pn, 1)
@@ -696,10 +695,6 @@ class ResumeError(ValueError):
     def __init__(self, message: str, *, expired: bool = False) -> None:
         super().__init__(message)
         self.expired = expired
-
-
-class _Multi(dict):  # type: ignore[type-arg]
-    """Marks a port that received values from several edges (keyed by source node id)."""
 
 
 class NodeRunContext:

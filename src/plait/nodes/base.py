@@ -44,6 +44,10 @@ class InterruptRequest(Exception):
         self.timeout_s = timeout_s
 
 
+class MultiInput(dict):  # type: ignore[type-arg]
+    """The value of a port that several edges delivered to: {source_node_id: value}, in edge order."""
+
+
 @dataclass(slots=True)
 class NodeResult:
     """What a node run produced. `ports` names the fired output ports (None: all of them)."""

@@ -123,7 +123,7 @@ def _validate_graph(
                         f"{end} node {getattr(edge, end)!r} does not exist",
                         where,
                         end,
-                        _suggest(key, nodes),
+                        _suggest(key, nodes) or "add that node or fix the id",
                     )
                 )
                 ok = False
@@ -174,7 +174,7 @@ def _validate_graph(
                         f"requires unknown node {req!r}",
                         prefix + spec.id,
                         "requires",
-                        _suggest(req.lower(), nodes),
+                        _suggest(req.lower(), nodes) or "remove it or fix the id",
                     )
                 )
             elif req.lower() != key:

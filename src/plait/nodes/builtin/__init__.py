@@ -1,2 +1,12 @@
 """Built-in node types; importing this package registers them all."""
-from plait.nodes.builtin import flow_control, human, io  # noqa: F401
+from plait.nodes.builtin import (  # noqa: F401  # noqa: F401
+    branching,
+    code,  # noqa: F401
+    data,
+    flow_control,
+    http,
+    human,
+    io,
+    timing,
+    variables,
+)

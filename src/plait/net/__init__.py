@@ -1,0 +1,31 @@
+"""Outbound network helpers shared by the `http` node and the agent tools (SSRF guard)."""
+
+from plait.net.guard import (
+    ALLOW_ENV,
+    MAX_REDIRECTS,
+    Allowlist,
+    BlockedURLError,
+    GuardedNetworkBackend,
+    GuardedTransport,
+    acheck_url,
+    allowlist_from_env,
+    blocked_reason,
+    check_url,
+    guarded_client,
+    send_with_redirects,
+)
+
+__all__ = [
+    "ALLOW_ENV",
+    "MAX_REDIRECTS",
+    "Allowlist",
+    "BlockedURLError",
+    "GuardedNetworkBackend",
+    "GuardedTransport",
+    "acheck_url",
+    "allowlist_from_env",
+    "blocked_reason",
+    "check_url",
+    "guarded_client",
+    "send_with_redirects",
+]

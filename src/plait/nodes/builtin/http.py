@@ -1,0 +1,469 @@
+"""The `http` node: one HTTP request with templates, retries, size limits and the SSRF guard.
+
+Output: ``{"status": int, "headers": {lower-cased name: value}, "body": parsed body,
+"url": final URL (after redirects), "elapsed_ms": duration of the successful attempt}``.
+
+Every request, and every redirect hop, goes through `plait.net.guard` with the allowlist in
+``PLAIT_HTTP_ALLOW`` (read at each run). Connections come from one shared `httpx.AsyncClient` per
+(event loop, allowlist): clients and their pooled connections are bound to the loop they were
+created on, so a client is never used from another loop; clients of closed loops are dropped.
+Call `aclose_clients()` at shutdown to close the running loop's clients cleanly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import email.utils
+import json
+import re
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any, Literal
+from urllib.parse import urlencode
+
+import httpx
+from bs4 import BeautifulSoup, NavigableString
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from plait.net.guard import (
+    ALLOW_ENV,
+    MAX_REDIRECTS,
+    Allowlist,
+    BlockedURLError,
+    allowlist_from_env,
+    guarded_client,
+    send_with_redirects,
+)
+from plait.nodes.base import Node, NodeContext, NodeError
+from plait.nodes.registry import register
+
+MAX_BACKOFF_S = 30.0
+ERROR_BODY_CHARS = 500
+
+Method = Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"]
+
+
+class HttpConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    method: Method = Field("GET", title="Method", description="HTTP method.")
+    url: str = Field(
+        ...,
+        min_length=1,
+        title="URL",
+        description="http(s) URL template, e.g. 'https://api.example.com/items/{{inputs.id}}'.",
+    )
+    headers: dict[str, str] = Field(
+        default_factory=dict,
+        title="Headers",
+        description="Request headers; values are templates, e.g. {'Authorization': 'Bearer {{env.API_TOKEN}}'}.",
+    )
+    query: dict[str, Any] = Field(
+        default_factory=dict,
+        title="Query parameters",
+        description="Added to the URL's query string; values are templates, lists repeat the key, null omits it.",
+    )
+    body: Any = Field(
+        None,
+        title="Body",
+        description=(
+            "Request body (template). An object/list is encoded per body_type; a string is sent as is "
+            "(e.g. a JSON text template). Null: no body."
+        ),
+    )
+    body_type: Literal["json", "text", "form"] = Field(
+        "json",
+        title="Body type",
+        description="json: application/json; text: text/plain; form: application/x-www-form-urlencoded.",
+    )
+    timeout_s: float = Field(
+        30.0,
+        gt=0,
+        le=3600,
+        title="Timeout (s)",
+        description="Time limit of each attempt, redirects included.",
+    )
+    retries: int = Field(
+        0,
+        ge=0,
+        le=10,
+        title="Retries",
+        description="Extra attempts after a connection error, a timeout, HTTP 5xx or HTTP 429.",
+    )
+    backoff_s: float = Field(
+        0.5,
+        ge=0,
+        le=MAX_BACKOFF_S,
+        title="Backoff (s)",
+        description="Wait before the first retry; doubles each retry (max 30 s). Retry-After is honoured.",
+    )
+    follow_redirects: bool = Field(
+        True,
+        title="Follow redirects",
+        description=f"Follow up to {MAX_REDIRECTS} redirects (each one checked).",
+    )
+    response: Literal["auto", "json", "text", "html_text"] = Field(
+        "auto",
+        title="Response format",
+        description=(
+            "auto: JSON content types are parsed, HTML becomes readable text, anything else text; "
+            "json: parse as JSON; text: raw text; html_text: visible text of an HTML page."
+        ),
+    )
+    fail_on_status: bool = Field(
+        True,
+        title="Fail on HTTP error",
+        description="Fail the node on HTTP 4xx/5xx (after retries); off: output the response anyway.",
+    )
+    max_response_bytes: int = Field(
+        10_000_000,
+        ge=1,
+        le=1_000_000_000,
+        title="Max response size (bytes)",
+        description="Larger responses (after decompression) fail the node.",
+    )
+
+    @field_validator("method", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.strip().upper() if isinstance(value, str) else value
+
+
+@register
+class HttpNode(Node):
+    type_name = "http"
+    title = "HTTP request"
+    description = (
+        "Calls an HTTP API or fetches a page (templated URL, headers, query and body; retries; "
+        "JSON / HTML-to-text parsing). Internal addresses are blocked unless listed in PLAIT_HTTP_ALLOW."
+    )
+    category = "integrations"
+    Config = HttpConfig
+
+    async def run(self, ctx: NodeContext) -> Any:
+        cfg: HttpConfig = self.config  # type: ignore[assignment]
+        client, request = self._build_request(ctx, cfg)
+        shown = _display_url(request.url)
+        attempts = cfg.retries + 1
+        for attempt in range(1, attempts + 1):
+            delay = _backoff(cfg.backoff_s, attempt)
+            t0 = time.perf_counter()
+            try:
+                response, raw = await self._attempt(client, request, cfg, shown)
+            except BlockedURLError as exc:
+                raise NodeError(exc.message, retryable=False) from None  # the message says how to fix it
+            except httpx.TooManyRedirects:
+                raise NodeError(
+                    f"request to {shown} was redirected more than {MAX_REDIRECTS} times", retryable=False
+                ) from None
+            except (httpx.TimeoutException, TimeoutError):
+                if attempt < attempts:
+                    await asyncio.sleep(delay)
+                    continue
+                raise NodeError(f"request to {shown} timed out after {cfg.timeout_s:g}s") from None
+            except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+                if attempt < attempts:
+                    await asyncio.sleep(delay)
+                    continue
+                raise NodeError(f"request to {shown} failed: {_describe(exc)}") from None
+            except httpx.HTTPError as exc:  # invalid redirect target, bad encoding, local protocol error...
+                raise NodeError(f"request to {shown} failed: {_describe(exc)}", retryable=False) from None
+            elapsed_ms = (time.perf_counter() - t0) * 1000
+            status = response.status_code
+            transient = status >= 500 or status == 429
+            if transient and attempt < attempts:
+                await asyncio.sleep(_retry_after(response) if "retry-after" in response.headers else delay)
+                continue
+            if status >= 400 and cfg.fail_on_status:
+                text = _decode(raw, response)[:ERROR_BODY_CHARS]
+                message = f"{request.method} {_display_url(response.url)} returned HTTP {status}"
+                if response.reason_phrase:
+                    message += f" {response.reason_phrase}"
+                raise NodeError(
+                    f"{message}: {text}" if text.strip() else message,
+                    retryable=transient or status == 408,
+                )
+            return {
+                "status": status,
+                "headers": dict(response.headers.items()),
+                "body": _parse_body(raw, response, cfg.response, shown, lenient=status >= 400),
+                "url": str(response.url.copy_with(userinfo=b"")),
+                "elapsed_ms": round(elapsed_ms, 3),
+            }
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _build_request(self, ctx: NodeContext, cfg: HttpConfig) -> tuple[httpx.AsyncClient, httpx.Request]:
+        url = ctx.render(cfg.url)
+        if not isinstance(url, str) or not url.strip():
+            raise NodeError(
+                f"url rendered to {_short(url)}, not a URL",
+                hint="the url template must produce an http(s) URL string",
+                retryable=False,
+            )
+        try:
+            target = httpx.URL(url.strip())
+            params = _query_params(ctx.render(cfg.query))
+            if params:
+                target = target.copy_merge_params(params)
+        except (httpx.InvalidURL, TypeError, ValueError) as exc:
+            raise NodeError(f"invalid url {_short(url)}: {exc}", retryable=False) from None
+        if target.scheme not in ("http", "https") or not target.host:
+            raise NodeError(
+                f"invalid url {_short(url)}: only absolute http:// and https:// URLs are supported",
+                retryable=False,
+            )
+        headers = _header_values(ctx.render(cfg.headers))
+        body = ctx.render(cfg.body) if cfg.body is not None else None
+        content, content_type = _encode_body(body, cfg.body_type)
+        if content_type and not any(k.lower() == "content-type" for k in headers):
+            headers["Content-Type"] = content_type
+        try:
+            allow = allowlist_from_env()
+        except ValueError as exc:
+            raise NodeError(str(exc), hint=f"fix {ALLOW_ENV}", retryable=False) from None
+        client = _client(allow)
+        request = client.build_request(
+            cfg.method,
+            target,
+            headers=headers,
+            content=content,
+            timeout=httpx.Timeout(cfg.timeout_s),
+        )
+        return client, request
+
+    async def _attempt(
+        self, client: httpx.AsyncClient, request: httpx.Request, cfg: HttpConfig, shown: str
+    ) -> tuple[httpx.Response, bytes]:
+        async with asyncio.timeout(cfg.timeout_s):
+            if cfg.follow_redirects:
+                response = await send_with_redirects(client, request)
+            else:
+                response = await client.send(request, stream=True, follow_redirects=False)
+            try:
+                raw = await _read_limited(response, cfg.max_response_bytes, shown)
+            finally:
+                await response.aclose()
+        return response, raw
+
+
+# --------------------------------------------------------------------------- shared clients
+
+_clients: dict[asyncio.AbstractEventLoop, dict[tuple[str, ...], httpx.AsyncClient]] = {}
+
+
+def _client(allow: Allowlist) -> httpx.AsyncClient:
+    loop = asyncio.get_running_loop()
+    per_loop = _clients.get(loop)
+    if per_loop is None:
+        for old in [lp for lp in _clients if lp.is_closed()]:
+            del _clients[old]  # their connections cannot be used (or closed) any more
+        per_loop = _clients[loop] = {}
+    client = per_loop.get(allow.key)
+    if client is None or client.is_closed:
+        client = per_loop[allow.key] = guarded_client(allow)
+    return client
+
+
+async def aclose_clients() -> None:
+    """Close the shared HTTP clients of the running event loop (e.g. at server shutdown)."""
+    for client in _clients.pop(asyncio.get_running_loop(), {}).values():
+        await client.aclose()
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _short(value: Any, limit: int = 200) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _display_url(url: httpx.URL) -> str:
+    """The URL for messages: no credentials, no query string (it may carry API keys)."""
+    text = f"{url.scheme}://{url.netloc.decode('ascii')}{url.path}"
+    return text if len(text) <= 200 else text[:200] + "..."
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or value is None or isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
+
+
+def _header_values(headers: Any) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name, value in (headers or {}).items():
+        if value is None:
+            continue
+        text = _as_text(value)
+        if "\r" in text or "\n" in text or "\r" in name or "\n" in name:
+            raise NodeError(f"header {name!r} contains a line break", retryable=False)
+        out[name] = text
+    return out
+
+
+def _query_params(query: Any) -> dict[str, str | list[str]]:
+    if not isinstance(query, Mapping):
+        raise NodeError(f"query rendered to {_short(query)}, not an object", retryable=False)
+    out: dict[str, str | list[str]] = {}
+    for key, value in query.items():
+        if value is None:
+            continue
+        if isinstance(value, (list, tuple)):
+            out[str(key)] = [_as_text(v) for v in value if v is not None]
+        else:
+            out[str(key)] = _as_text(value)
+    return out
+
+
+def _encode_body(body: Any, body_type: str) -> tuple[bytes | None, str | None]:
+    if body is None:
+        return None, None
+    if body_type == "json":
+        text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False, default=str)
+        return text.encode(), "application/json"
+    if body_type == "text":
+        return _as_text(body).encode(), "text/plain; charset=utf-8"
+    if isinstance(body, str):
+        return body.encode(), "application/x-www-form-urlencoded"
+    if isinstance(body, Mapping):
+        pairs = [
+            (str(k), _as_text(item))
+            for k, v in body.items()
+            for item in (v if isinstance(v, (list, tuple)) else [v])
+            if item is not None
+        ]
+        return urlencode(pairs).encode(), "application/x-www-form-urlencoded"
+    raise NodeError(
+        f"a form body must be an object or a string, got {type(body).__name__}",
+        hint="use body_type 'json' for lists",
+        retryable=False,
+    )
+
+
+def _backoff(base: float, attempt: int) -> float:
+    return min(base * 2 ** (attempt - 1), MAX_BACKOFF_S)
+
+
+def _retry_after(response: httpx.Response) -> float:
+    """Retry-After in seconds (delta-seconds or HTTP date), clamped to [0, MAX_BACKOFF_S]."""
+    value = response.headers.get("retry-after", "").strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return 0.0
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - datetime.now(UTC)).total_seconds()
+    if seconds != seconds:  # NaN
+        return 0.0
+    return min(max(seconds, 0.0), MAX_BACKOFF_S)
+
+
+async def _read_limited(response: httpx.Response, limit: int, shown: str) -> bytes:
+    too_big = NodeError(
+        f"response from {shown} is larger than max_response_bytes ({limit} bytes)",
+        hint="raise max_response_bytes or request less data",
+        retryable=False,
+    )
+    declared = response.headers.get("content-length")
+    if response.request.method != "HEAD" and declared and declared.isdigit() and int(declared) > limit:
+        raise too_big
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            raise too_big
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _charset(response: httpx.Response) -> str | None:
+    name = response.charset_encoding
+    if not name:
+        return None
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+def _decode(raw: bytes, response: httpx.Response) -> str:
+    return raw.decode(_charset(response) or "utf-8", errors="replace")
+
+
+def _mime(response: httpx.Response) -> str:
+    return response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+
+def _is_json_type(mime: str) -> bool:
+    return mime in ("application/json", "text/json") or mime.endswith("+json")
+
+
+def _parse_body(raw: bytes, response: httpx.Response, mode: str, shown: str, *, lenient: bool) -> Any:
+    if mode == "auto":
+        mime = _mime(response)
+        if _is_json_type(mime):
+            mode, lenient = "json", True
+        elif mime in ("text/html", "application/xhtml+xml"):
+            mode = "html_text"
+        else:
+            mode = "text"
+    if mode == "json":
+        if not raw.strip():
+            return None
+        try:
+            return json.loads(raw)
+        except ValueError as exc:
+            if lenient:
+                return _decode(raw, response)
+            raise NodeError(
+                f"response from {shown} is not valid JSON ({exc})",
+                hint="set response to 'text' or 'auto'",
+                retryable=False,
+            ) from None
+    if mode == "html_text":
+        return html_to_text(raw, _charset(response))
+    return _decode(raw, response)
+
+
+_SPACES = re.compile(r"\s+")
+_DROP_TAGS = ("script", "style", "noscript", "template", "svg", "iframe", "object")
+_BLOCK_TAGS = (
+    "address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "fieldset",
+    "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header",
+    "hr", "li", "main", "nav", "ol", "p", "pre", "section", "table", "title", "tr", "ul",
+)  # fmt: skip
+
+
+def html_to_text(html: bytes | str, encoding: str | None = None) -> str:
+    """Visible text of an HTML document: scripts/styles dropped, whitespace collapsed, one line per block."""
+    if isinstance(html, bytes):
+        soup = BeautifulSoup(html, "html.parser", from_encoding=encoding)
+    else:
+        soup = BeautifulSoup(html, "html.parser")
+    for tag in soup(_DROP_TAGS):
+        tag.decompose()
+    for string in soup.find_all(string=True):
+        if type(string) is NavigableString and string.find_parent("pre") is None:
+            string.replace_with(_SPACES.sub(" ", string))
+    for tag in soup(_BLOCK_TAGS):
+        tag.insert_before("\n")
+        tag.insert_after("\n")
+    for tag in soup(("td", "th")):
+        tag.insert_after(" ")
+    lines = (" ".join(line.split()) for line in soup.get_text().splitlines())
+    return "\n".join(line for line in lines if line)
