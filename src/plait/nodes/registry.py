@@ -35,9 +35,9 @@ class NodeRegistry:
 
     def describe(self, name: str) -> dict[str, Any]:
         cls = self._types[name]
-        try:
-            default_ports: list[str] | str = cls.output_ports(cls.Config())
-        except ValidationError:
+        try:  # ports that do not depend on config; branching nodes derive theirs from it
+            default_ports: list[str] | str = cls.output_ports(cls.Config.model_construct())
+        except (AttributeError, TypeError, ValidationError):
             default_ports = "dynamic"
         return {
             "name": name,

@@ -1,0 +1,131 @@
+"""Database URLs, async engines and session factories.
+
+SQLite (default, `sqlite+aiosqlite:///./.plait/plait.db`) gets WAL, foreign keys, a busy timeout and a
+configurable `synchronous` level on every new connection; PostgreSQL (`postgresql+asyncpg://...`, from
+`PLAIT_DATABASE_URL`) gets pre-ping. JSON is written compactly with a tolerant fallback for values the
+standard encoder does not know (datetimes, sets, bytes, pydantic models).
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import datetime as _dt
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.pool import StaticPool
+
+DEFAULT_URL = "sqlite+aiosqlite:///./.plait/plait.db"
+ENV_URL = "PLAIT_DATABASE_URL"
+ENV_SQLITE_SYNCHRONOUS = "PLAIT_SQLITE_SYNCHRONOUS"
+ENV_SQLITE_BUSY_TIMEOUT_MS = "PLAIT_SQLITE_BUSY_TIMEOUT_MS"
+_SYNC_LEVELS = {"OFF", "NORMAL", "FULL", "EXTRA"}
+
+
+def database_url(url: str | URL | None = None) -> str:
+    """The URL to use: the argument, else `PLAIT_DATABASE_URL`, else the SQLite default.
+
+    Driverless URLs are given their async driver: `sqlite:///x.db` -> `sqlite+aiosqlite:///x.db`,
+    `postgres://` / `postgresql://` -> `postgresql+asyncpg://`.
+    """
+    if isinstance(url, URL):
+        raw = url.render_as_string(hide_password=False)
+    else:
+        raw = url if url is not None else (os.environ.get(ENV_URL) or DEFAULT_URL)
+    for prefix, replacement in (
+        ("sqlite://", "sqlite+aiosqlite://"),
+        ("postgres://", "postgresql+asyncpg://"),
+        ("postgresql://", "postgresql+asyncpg://"),
+    ):
+        if raw.startswith(prefix):
+            return replacement + raw[len(prefix) :]
+    return raw
+
+
+def sqlite_path(url: str | URL) -> Path | None:
+    """The database file of a SQLite URL (None for other databases and in-memory SQLite)."""
+    u = make_url(database_url(url))
+    if u.get_backend_name() != "sqlite":
+        return None
+    db = u.database
+    if not db or db == ":memory:" or db.startswith("file::memory:"):
+        return None
+    if db.startswith("file:"):
+        db = db[5:].split("?", 1)[0]
+    return Path(db)
+
+
+def json_default(value: Any) -> Any:
+    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
+        return value.isoformat()
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return str(value)
+
+
+def json_dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=json_default)
+
+
+def _sqlite_synchronous() -> str:
+    level = os.environ.get(ENV_SQLITE_SYNCHRONOUS, "FULL").strip().upper()
+    if level not in _SYNC_LEVELS:
+        raise ValueError(f"{ENV_SQLITE_SYNCHRONOUS} must be one of {sorted(_SYNC_LEVELS)}, not {level!r}")
+    return level
+
+
+def create_engine_from_url(url: str | URL | None = None, **kwargs: Any) -> AsyncEngine:
+    """An async engine for `url` (see `database_url`); creates the SQLite file's directory."""
+    resolved = database_url(url)
+    u = make_url(resolved)
+    backend = u.get_backend_name()
+    options: dict[str, Any] = {"json_serializer": json_dumps}
+    if backend == "sqlite":
+        path = sqlite_path(resolved)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        else:
+            # In-memory: one shared connection, or every session would see its own empty database.
+            options["poolclass"] = StaticPool
+            options["connect_args"] = {"check_same_thread": False}
+    elif backend == "postgresql":
+        options["pool_pre_ping"] = True
+    options.update(kwargs)
+    engine = create_async_engine(resolved, **options)
+    if backend == "sqlite":
+        _install_sqlite_pragmas(engine)
+    return engine
+
+
+def _install_sqlite_pragmas(engine: AsyncEngine) -> None:
+    synchronous = _sqlite_synchronous()
+    busy_ms = int(os.environ.get(ENV_SQLITE_BUSY_TIMEOUT_MS, "30000"))
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(f"PRAGMA busy_timeout={busy_ms}")
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute(f"PRAGMA synchronous={synchronous}")
+        finally:
+            cursor.close()
+
+
+def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    """Sessions whose objects stay readable after commit (repositories return detached rows)."""
+    return async_sessionmaker(engine, expire_on_commit=False)

@@ -1,0 +1,275 @@
+"""SQLAlchemy 2 models of the plait database (ARCHITECTURE section 9).
+
+Conventions:
+- timestamps are epoch seconds in double-precision columns (the engine's own clock format: exact
+  round trips, no time-zone handling differences between SQLite and PostgreSQL);
+- documents and payloads are `JSON` (plain `json` on PostgreSQL, not `jsonb`, so key order and
+  `\\u0000` survive a round trip exactly); Python `None` is stored as SQL NULL;
+- autoincrement ids are BIGINT on PostgreSQL and INTEGER (rowid) on SQLite.
+
+Any change here needs a new Alembic revision in `migrations/versions/`
+(`tests/store/test_migrations.py` fails while the models and the migrations differ).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Double,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+    false,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+JSONValue = JSON(none_as_null=True)
+AutoId = BigInteger().with_variant(Integer(), "sqlite")
+ID_LEN = 255
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {
+        dict[str, Any]: JSONValue,
+        list[Any]: JSONValue,
+        Any: JSONValue,
+        float: Double(),
+        str: String(ID_LEN),
+        bool: Boolean(),
+        int: Integer(),
+    }
+
+    def __repr__(self) -> str:
+        pk = ", ".join(f"{c.key}={getattr(self, c.key)!r}" for c in self.__mapper__.primary_key)
+        return f"{type(self).__name__}({pk})"
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    email: Mapped[str | None] = mapped_column(String(320), unique=True)
+    name: Mapped[str] = mapped_column(default="")
+    password_hash: Mapped[str | None] = mapped_column(Text)
+    is_admin: Mapped[bool] = mapped_column(default=False, server_default=false())
+    created_at: Mapped[float] = mapped_column(default=time.time)
+
+
+class ApiKey(Base):
+    __tablename__ = "api_keys"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    user_id: Mapped[str | None] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(default="")
+    prefix: Mapped[str] = mapped_column(String(32), index=True)
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[float] = mapped_column(default=time.time)
+    last_used_at: Mapped[float | None]
+    revoked: Mapped[bool] = mapped_column(default=False, server_default=false())
+    revoked_at: Mapped[float | None]
+
+
+class FlowRow(Base):
+    __tablename__ = "flows"
+
+    id: Mapped[str] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(default="")
+    description: Mapped[str] = mapped_column(Text, default="")
+    draft: Mapped[dict[str, Any]]
+    latest_version: Mapped[int] = mapped_column(default=0, server_default="0")
+    owner_id: Mapped[str | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"), index=True)
+    created_at: Mapped[float] = mapped_column(default=time.time)
+    updated_at: Mapped[float] = mapped_column(default=time.time)
+
+
+class FlowVersion(Base):
+    __tablename__ = "flow_versions"
+    __table_args__ = (UniqueConstraint("flow_id", "version"),)
+
+    id: Mapped[int] = mapped_column(AutoId, primary_key=True, autoincrement=True)
+    flow_id: Mapped[str] = mapped_column(ForeignKey("flows.id", ondelete="CASCADE"))
+    version: Mapped[int]
+    document: Mapped[dict[str, Any]]
+    note: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[float] = mapped_column(default=time.time)
+
+
+class Run(Base):
+    """One run. `flow_id` is not a foreign key: runs of flows that are not in the library (a file
+    run from the CLI, a test) are stored too. `variables` are the flow variables the run started
+    with (what the engine replays deltas onto); `context` is the live state, `{"vars": {...}}`."""
+
+    __tablename__ = "runs"
+    __table_args__ = (
+        Index("ix_runs_flow_id_created_at", "flow_id", "created_at"),
+        Index("ix_runs_status_lease_until", "status", "lease_until"),
+    )
+
+    id: Mapped[str] = mapped_column(primary_key=True)
+    flow_id: Mapped[str]
+    version: Mapped[int | None]
+    status: Mapped[str] = mapped_column(String(16), default="queued")
+    inputs: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    variables: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    context: Mapped[dict[str, Any] | None]
+    outputs: Mapped[dict[str, Any] | None]
+    error: Mapped[str | None] = mapped_column(Text)
+    usage: Mapped[dict[str, Any] | None]
+    parent_run_id: Mapped[str | None] = mapped_column(index=True)
+    lease_owner: Mapped[str | None]
+    lease_until: Mapped[float | None]
+    cancel_requested: Mapped[bool] = mapped_column(default=False, server_default=false())
+    created_at: Mapped[float] = mapped_column(default=time.time)
+    started_at: Mapped[float | None]
+    finished_at: Mapped[float | None]
+    last_seq: Mapped[int] = mapped_column(default=0, server_default="0")
+
+
+class NodeRunRow(Base):
+    """One node transition (ok, error, waiting, resumed) of a run: the engine's `NodeDelta`, in
+    the order the engine saved them (`id`). `event_seq` is the run's last event seq at that save."""
+
+    __tablename__ = "node_runs"
+    __table_args__ = (Index("ix_node_runs_run_id_id", "run_id", "id"),)
+
+    id: Mapped[int] = mapped_column(AutoId, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    node_id: Mapped[str]
+    status: Mapped[str] = mapped_column(String(16))
+    attempt: Mapped[int] = mapped_column(default=1)
+    input: Mapped[Any | None]
+    output: Mapped[Any | None]
+    ports: Mapped[list[Any] | None]
+    vars: Mapped[dict[str, Any] | None]
+    error: Mapped[str | None] = mapped_column(Text)
+    usage: Mapped[dict[str, Any] | None]
+    interrupt: Mapped[dict[str, Any] | None]
+    resume: Mapped[Any | None]
+    started_at: Mapped[float | None]
+    duration_ms: Mapped[float | None]
+    reused: Mapped[bool] = mapped_column(default=False, server_default=false())
+    event_seq: Mapped[int | None]
+    recorded_at: Mapped[float] = mapped_column(default=time.time)
+
+
+class RunEvent(Base):
+    __tablename__ = "run_events"
+
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    seq: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    type: Mapped[str] = mapped_column(String(32))
+    node_id: Mapped[str | None]
+    data: Mapped[dict[str, Any] | None]
+    ts: Mapped[float]
+
+
+class HumanTask(Base):
+    __tablename__ = "human_tasks"
+    __table_args__ = (
+        Index("ix_human_tasks_run_id_node_id", "run_id", "node_id"),
+        Index("ix_human_tasks_status_expires_at", "status", "expires_at"),
+    )
+
+    token: Mapped[str] = mapped_column(String(64), primary_key=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    node_id: Mapped[str]
+    kind: Mapped[str] = mapped_column(String(32), default="human")
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    message: Mapped[str] = mapped_column(Text, default="")
+    fields: Mapped[list[Any]] = mapped_column(default=list)
+    prefill: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    actions: Mapped[list[Any]] = mapped_column(default=list)
+    assignees: Mapped[list[Any]] = mapped_column(default=list)
+    result: Mapped[dict[str, Any] | None]
+    blocking: Mapped[bool] = mapped_column(default=True)
+    expires_at: Mapped[float | None]
+    created_at: Mapped[float] = mapped_column(default=time.time)
+    resolved_at: Mapped[float | None]
+
+
+class Decision(Base):
+    """One decision of the edge-LLM policy (`{mode, next, skips, reason}`), in step order."""
+
+    __tablename__ = "decisions"
+    __table_args__ = (Index("ix_decisions_run_id_step", "run_id", "step"),)
+
+    id: Mapped[int] = mapped_column(AutoId, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    step: Mapped[int]
+    node_id: Mapped[str | None]
+    data: Mapped[dict[str, Any]]
+    created_at: Mapped[float] = mapped_column(default=time.time)
+
+
+class Variable(Base):
+    """A global variable; `value` is a Fernet token of the JSON value (every value is encrypted,
+    `is_secret` only decides whether listings redact it)."""
+
+    __tablename__ = "variables"
+
+    name: Mapped[str] = mapped_column(primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+    is_secret: Mapped[bool] = mapped_column(default=False, server_default=false())
+    description: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[float] = mapped_column(default=time.time)
+    updated_at: Mapped[float] = mapped_column(default=time.time)
+
+
+class Component(Base):
+    """A custom component (user code run in the sandbox); `spec` holds ports and config schema."""
+
+    __tablename__ = "components"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    name: Mapped[str] = mapped_column(unique=True)
+    kind: Mapped[str] = mapped_column(String(32), default="node")
+    description: Mapped[str] = mapped_column(Text, default="")
+    code: Mapped[str] = mapped_column(Text)
+    spec: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    version: Mapped[int] = mapped_column(default=1)
+    created_at: Mapped[float] = mapped_column(default=time.time)
+    updated_at: Mapped[float] = mapped_column(default=time.time)
+
+
+class Trigger(Base):
+    """What starts runs of a flow besides a direct call: `webhook`, `schedule`, ..."""
+
+    __tablename__ = "triggers"
+    __table_args__ = (Index("ix_triggers_enabled_next_fire_at", "enabled", "next_fire_at"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    flow_id: Mapped[str] = mapped_column(ForeignKey("flows.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    config: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    enabled: Mapped[bool] = mapped_column(default=True)
+    secret_hash: Mapped[str | None] = mapped_column(String(64))
+    last_fired_at: Mapped[float | None]
+    next_fire_at: Mapped[float | None]
+    created_at: Mapped[float] = mapped_column(default=time.time)
+    updated_at: Mapped[float] = mapped_column(default=time.time)
+
+
+TABLES = sorted(Base.metadata.tables)
