@@ -1,8 +1,8 @@
 """Built-in node types; importing this package registers them all."""
 
-from plait.nodes.builtin import (  # noqa: F401  # noqa: F401
+from plait.nodes.builtin import (  # noqa: F401
     branching,
-    code,  # noqa: F401
+    code,
     data,
     flow_control,
     http,
