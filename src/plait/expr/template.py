@@ -1,15 +1,16 @@
 """Templates: plain references rendered by a fast path, anything richer by sandboxed Jinja2.
 
-A string that is exactly one reference renders to the referenced value with its type. Text with
-references renders each one (strings as-is, None as "", others as JSON). Strings with Jinja
-syntax beyond plain references (filters, expressions, `{% %}`) compile once into an
-`ImmutableSandboxedEnvironment` template; there is no eval anywhere.
+A string that is exactly one reference renders to the referenced value with its type, so
+`"{{a.list}}"` hands a list to the next node. Text with references renders each one (strings
+as-is, None as "", others as JSON). Strings with Jinja syntax beyond plain references (filters,
+expressions, `{% %}`) compile once into an `ImmutableSandboxedEnvironment`; there is no eval.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -17,22 +18,55 @@ import jinja2
 from jinja2 import meta
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
-from plait.expr.refs import BRACED_REF, Lookup, Ref, TemplateError, get_path, ref_from_match
+from plait.expr.refs import Lookup, Ref, TemplateError, get_path, scan
 
-_JINJA_MARKERS = re.compile(r"\{%|\{#|\{\{")
-_ENV = ImmutableSandboxedEnvironment(
-    autoescape=False, undefined=jinja2.ChainableUndefined, keep_trailing_newline=True
-)
+_JINJA_MARKERS = ("{%", "{{", "{#")
+_JINJA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_JINJA_SEGMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
+_SUB = "__plait_ref_"  # Jinja variable names for references Jinja cannot parse (`a@b`, `{sys.x}`)
+_MAX_POW = 10_000
+_MAX_SEQ = 1_000_000
 
 
 def _text(value: Any) -> str:
+    """How a value reads inside text: JSON for data so prompts get `true`/`{"a": 1}`, not Python repr."""
     if isinstance(value, str):
         return value
     if value is None:
         return ""
-    if isinstance(value, (bool, int, float, dict, list)):
+    if isinstance(value, (bool, int, float, dict, list, tuple)):
         return json.dumps(value, ensure_ascii=False, default=str)
     return str(value)
+
+
+class _Sandbox(ImmutableSandboxedEnvironment):
+    """The stock sandbox, made loud about escapes and safe about obvious resource bombs."""
+
+    intercepted_binops = frozenset({"**", "*"})
+
+    def unsafe_undefined(self, obj: Any, attribute: str) -> jinja2.Undefined:
+        # The stock sandbox returns an Undefined, which ChainableUndefined would render as "".
+        raise SecurityError(f"access to attribute {attribute!r} of {type(obj).__name__!r} object is unsafe")
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        # `{{ out.items }}` means the key, not dict.items: flow data is dicts, not objects.
+        if isinstance(obj, Mapping) and attribute in obj:
+            return obj[attribute]
+        return super().getattr(obj, attribute)
+
+    def call_binop(self, context: jinja2.runtime.Context, operator: str, left: Any, right: Any) -> Any:
+        if operator == "**" and isinstance(right, (int, float)) and abs(right) > _MAX_POW:
+            raise SecurityError(f"exponent {right} is too large")
+        if operator == "*":
+            for seq, n in ((left, right), (right, left)):
+                if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * n > _MAX_SEQ:
+                    raise SecurityError("sequence repetition is too large")
+        return super().call_binop(context, operator, left, right)
+
+
+_ENV = _Sandbox(
+    autoescape=False, undefined=jinja2.ChainableUndefined, keep_trailing_newline=True, finalize=_text
+)
 
 
 def _resolve(ref: Ref, lookup: Lookup) -> Any:
@@ -43,81 +77,134 @@ def _resolve(ref: Ref, lookup: Lookup) -> Any:
     return get_path(root, ref.path) if ref.path else root
 
 
-class Template:
-    """A compiled template; build with `compile_template` (cached)."""
+def _jinja_safe(ref: Ref) -> bool:
+    """Whether Jinja reads this plain `{{ a.b.0 }}` the same way (identifier root, simple segments)."""
+    if not _JINJA_NAME.fullmatch(ref.root):
+        return False
+    return all(
+        isinstance(s, int) and s >= 0 or isinstance(s, str) and _JINJA_SEGMENT.fullmatch(s) for s in ref.path
+    )
 
-    __slots__ = ("text", "refs", "is_static", "_chunks", "_whole", "_jinja", "_jinja_names")
+
+class Template:
+    """A compiled template; build with `compile_template` (cached) so each text is parsed once.
+
+    Plain mode keeps `_parts` (literals, with None where a reference goes) and `_slots` (index, ref)
+    so rendering is a fill-in and a join. Jinja mode keeps the compiled Jinja template.
+    """
+
+    __slots__ = ("text", "refs", "is_static", "_parts", "_slots", "_whole", "_jinja", "_names", "_subs")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self._whole: Ref | None = None
         self._jinja: jinja2.Template | None = None
-        self._jinja_names: tuple[str, ...] = ()
-        chunks: list[str | Ref] = []
+        self._names: tuple[tuple[str, str], ...] = ()  # (jinja name, lookup root)
+        self._subs: tuple[tuple[str, Ref], ...] = ()  # (jinja name, substituted reference)
+        found = list(scan(text))
+        literal = []
         pos = 0
-        for m in BRACED_REF.finditer(text):
-            if m.start() > pos:
-                chunks.append(text[pos : m.start()])
-            chunks.append(ref_from_match(m, m.group(0)))
-            pos = m.end()
-        if pos < len(text):
-            chunks.append(text[pos:])
-        literal = "".join(c for c in chunks if isinstance(c, str))
-        if _JINJA_MARKERS.search(literal) and self._compile_jinja(text):
-            self.refs = tuple(Ref(n.lower(), (), n) for n in self._jinja_names)
-            self._chunks: tuple[str | Ref, ...] = ()
+        for start, end, _, _ in found:
+            literal.append(text[pos:start])
+            pos = end
+        literal.append(text[pos:])
+        jinja_like = any(marker in chunk for chunk in literal for marker in _JINJA_MARKERS)
+        if jinja_like and self._compile_jinja(found):
+            self._parts: tuple[str | None, ...] = ()
+            self._slots: tuple[tuple[int, Ref], ...] = ()
             self.is_static = False
             return
-        self._chunks = tuple(chunks)
-        self.refs = tuple(c for c in chunks if isinstance(c, Ref))
-        self.is_static = not self.refs
-        if len(self.refs) == 1 and all(isinstance(c, Ref) or not c.strip() for c in chunks):
-            self._whole = self.refs[0]
+        parts: list[str | None] = []
+        slots: list[tuple[int, Ref]] = []
+        for chunk, (_, _, ref, _) in zip(literal, found, strict=False):
+            if chunk:
+                parts.append(chunk)
+            slots.append((len(parts), ref))
+            parts.append(None)
+        if literal[-1]:
+            parts.append(literal[-1])
+        self._parts = tuple(parts)
+        self._slots = tuple(slots)
+        self.refs: tuple[Ref, ...] = tuple(ref for _, ref in slots)
+        self.is_static = not slots
+        if len(slots) == 1 and not "".join(literal).strip():
+            self._whole = slots[0][1]
 
-    def _compile_jinja(self, text: str) -> bool:
-        """Jinja mode only when the leftover markers are real Jinja syntax; JSON-ish text stays literal."""
+    def _compile_jinja(self, found: list[tuple[int, int, Ref, bool]]) -> bool:
+        """Compile the text as Jinja; False (stay literal) only for a stray `{#` that is not Jinja."""
+        text = self.text
+        source: list[str] = []
+        subs: list[tuple[int, str, Ref]] = []  # (position, name, ref)
+        pos = 0
+        for start, end, ref, plain in found:
+            source.append(text[pos:start])
+            if plain and _jinja_safe(ref):
+                source.append(text[start:end])
+            else:
+                name = f"{_SUB}{len(subs)}"
+                subs.append((start, name, ref))
+                source.append("{{ " + name + " }}")
+            pos = end
+        source.append(text[pos:])
         try:
-            ast = _ENV.parse(text)
+            ast = _ENV.parse("".join(source))
         except jinja2.TemplateSyntaxError as exc:
             if "{%" in text or "{{" in text:
                 raise TemplateError(f"template syntax error on line {exc.lineno}: {exc.message}") from None
             return False
+        names = sorted(
+            n for n in meta.find_undeclared_variables(ast) if not n.startswith(_SUB) and n not in _ENV.globals
+        )
         self._jinja = _ENV.from_string(ast)
-        self._jinja_names = tuple(sorted(meta.find_undeclared_variables(ast)))
+        self._names = tuple((n, n.lower()) for n in names)
+        self._subs = tuple((name, ref) for _, name, ref in subs)
+        ordered = [(at, ref) for at, _, ref in subs] + [(text.find(n), Ref(n.lower(), (), n)) for n in names]
+        ordered.sort(key=lambda item: item[0])
+        self.refs = tuple(ref for _, ref in ordered)
         return True
 
     def render(self, lookup: Lookup) -> Any:
+        """Render against `lookup`; a whole-value reference keeps its type, anything else is a str."""
         if self.is_static:
             return self.text
         if self._whole is not None:
             return _resolve(self._whole, lookup)
         if self._jinja is not None:
             return self._render_jinja(lookup)
-        return "".join(c if type(c) is str else _text(_resolve(c, lookup)) for c in self._chunks)  # type: ignore[arg-type]
+        parts = list(self._parts)
+        for i, ref in self._slots:
+            parts[i] = _text(_resolve(ref, lookup))
+        return "".join(parts)  # type: ignore[arg-type]
 
     def _render_jinja(self, lookup: Lookup) -> str:
-        variables: dict[str, Any] = {}
-        for name in self._jinja_names:
+        variables: dict[str, Any] = {name: _text(_resolve(ref, lookup)) for name, ref in self._subs}
+        for name, root in self._names:
             try:
-                variables[name] = lookup(name.lower())
+                variables[name] = lookup(root)
             except KeyError:
-                continue
+                continue  # left undefined: renders as "" and chains through attributes
         try:
             return self._jinja.render(variables)  # type: ignore[union-attr]
         except SecurityError as exc:
             raise TemplateError(f"template blocked by the sandbox: {exc}") from None
         except jinja2.TemplateError as exc:
             raise TemplateError(f"template error: {exc}") from None
+        except Exception as exc:  # errors inside expressions, e.g. `{{ 1 / 0 }}`
+            raise TemplateError(f"template error: {type(exc).__name__}: {exc}") from None
+
+    def __repr__(self) -> str:
+        return f"Template({self.text!r})"
 
 
 @lru_cache(maxsize=4096)
 def compile_template(text: str) -> Template:
+    """Compile (and cache) a template; raises TemplateError for broken Jinja syntax."""
     return Template(text)
 
 
 def render(value: Any, lookup: Lookup) -> Any:
-    """Render references/templates in a value, deeply; non-string leaves are returned unchanged."""
-    if type(value) is str:
+    """Render references/templates in a value, deeply; keys and non-string leaves are unchanged."""
+    if isinstance(value, str):
         if "{" not in value:
             return value
         return compile_template(value).render(lookup)
