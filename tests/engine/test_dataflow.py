@@ -340,3 +340,9 @@ async def test_map_preserves_order_and_reports_item_errors():
     bad = flow([{"id": "m", "type": "map", "config": {"items": "{{inputs.x}}", "body": {"nodes": []}}}])
     result = await plait.run(bad, {"x": 5})
     assert result.status == "failed" and "items must be a list" in result.error
+
+
+def test_dict_documents_are_compiled_once():
+    doc = flow([echo("a", value=1)])
+    assert plait.load_flow(doc) is plait.load_flow(dict(doc))
+    assert plait.load_flow({**doc, "id": "other"}) is not plait.load_flow(doc)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import hashlib
+import json
 import uuid
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,11 +59,30 @@ class Flow:
 FlowLike = Flow | FlowDocument | dict[str, Any] | str | Path
 
 
+_PLAN_CACHE: OrderedDict[tuple[int, str], Flow] = OrderedDict()
+_PLAN_CACHE_SIZE = 256
+
+
 def load_flow(source: FlowLike, *, registry: NodeRegistry | None = None) -> Flow:
-    """Parse, validate and compile a flow. Raises FlowValidationError listing every problem."""
+    """Parse, validate and compile a flow. Raises FlowValidationError listing every problem.
+
+    Documents given as dicts are compiled once and cached by content hash, so running the same
+    document repeatedly (as the server does per version) does not re-validate it.
+    """
     if isinstance(source, Flow):
         return source
     reg = registry or default_registry()
+    if isinstance(source, dict):
+        key = (id(reg), hashlib.sha256(json.dumps(source, sort_keys=True, default=str).encode()).hexdigest())
+        cached = _PLAN_CACHE.get(key)
+        if cached is not None:
+            _PLAN_CACHE.move_to_end(key)
+            return cached
+        flow = Flow(doc := parse_document(source), compile_flow(doc, reg), None, reg)
+        _PLAN_CACHE[key] = flow
+        if len(_PLAN_CACHE) > _PLAN_CACHE_SIZE:
+            _PLAN_CACHE.popitem(last=False)
+        return flow
     base_dir = None
     if isinstance(source, FlowDocument):
         doc = source
