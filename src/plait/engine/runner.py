@@ -224,6 +224,11 @@ class Runner:
         for sink in self.sinks:
             sink(event)
 
+    async def _save(self, delta: NodeDelta) -> None:
+        """Hand a delta and the events since the last save to the checkpointer (if any)."""
+        if self.checkpointer is not None:
+            await self.checkpointer.save(self.run_id, delta, self._take_unsaved())
+
     def _take_unsaved(self) -> list[Event]:
         batch, self._unsaved = self._unsaved, []
         return batch
@@ -469,8 +474,7 @@ class Runner:
                 result.usage,
             )
             newly_ready = self._propagate(idx, result.ports, result.output, True)
-            if self.checkpointer is not None:
-                await self.checkpointer.save(self.run_id, delta, self._take_unsaved())
+            await self._save(delta)
             self.ready.extend(newly_ready)
         elif kind == "interrupt":
             req = outcome.interrupt
@@ -487,19 +491,16 @@ class Runner:
             self.interrupts[idx] = info
             nr.status = self.status[idx] = "waiting"
             self.emit(ev.WAITING, pn.id, {"node": pn.id, "task": info})
-            if self.checkpointer is not None:
-                await self.checkpointer.save(
-                    self.run_id,
-                    NodeDelta(
-                        pn.id,
-                        "waiting",
-                        vars=outcome.var_changes,
-                        attempt=outcome.attempt,
-                        started_at=nr.started_at,
-                        interrupt=info,
-                    ),
-                    self._take_unsaved(),
+            await self._save(
+                NodeDelta(
+                    pn.id,
+                    "waiting",
+                    vars=outcome.var_changes,
+                    attempt=outcome.attempt,
+                    started_at=nr.started_at,
+                    interrupt=info,
                 )
+            )
             if req.blocking:
                 self._paused = True
         else:
@@ -515,19 +516,16 @@ class Runner:
                     "attempt": outcome.attempt,
                 },
             )
-            if self.checkpointer is not None:
-                await self.checkpointer.save(
-                    self.run_id,
-                    NodeDelta(
-                        pn.id,
-                        "error",
-                        error=outcome.error,
-                        attempt=outcome.attempt,
-                        started_at=nr.started_at,
-                        duration_ms=outcome.duration_ms,
-                    ),
-                    self._take_unsaved(),
+            await self._save(
+                NodeDelta(
+                    pn.id,
+                    "error",
+                    error=outcome.error,
+                    attempt=outcome.attempt,
+                    started_at=nr.started_at,
+                    duration_ms=outcome.duration_ms,
                 )
+            )
             self._failure = (pn.id, f"node {pn.id!r} failed: {outcome.error}")
 
     def _propagate(self, idx: int, fired: tuple[str, ...] | None, output: Any, emit: bool) -> list[int]:
@@ -679,8 +677,7 @@ class Runner:
         delta = NodeDelta(pn.id, "resumed", resume=data)
         self.apply_delta(delta)
         self._paused = False
-        if self.checkpointer is not None:
-            await self.checkpointer.save(self.run_id, delta, self._take_unsaved())
+        await self._save(delta)
 
     async def expire(self, node_id: str) -> RunResult:
         """Fail a waiting node whose task timed out: node error, run failed."""
