@@ -6,8 +6,8 @@ import time
 import pytest
 
 import plait
-from conftest import CALLS, flow
 from plait.engine.checkpoint import InMemoryCheckpointer
+from plait_testing import CALLS, flow
 
 
 def echo(id_: str, **config) -> dict:

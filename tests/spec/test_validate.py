@@ -5,8 +5,8 @@ import json
 import pytest
 
 import plait
-from conftest import flow
 from plait.spec.models import FlowDocument
+from plait_testing import flow
 
 
 def problems_of(doc) -> list[plait.Problem]:
