@@ -132,19 +132,19 @@ def test_data_ops():
     assert run_node(
         "data_ops", {"operation": "append_or_update", "updates": {"a": "{{inputs.b}}", "d": 4}}, data
     ).nodes["n"].output == {"a": 2, "b": 2, "c": 3, "d": 4}
-    assert run_node(
-        "data_ops", {"operation": "combine", "sources": [{"x": 1}, "{{inputs}}"]}, {"y": 2}
-    ).nodes["n"].output == {"x": 1, "y": 2}
+    assert run_node("data_ops", {"operation": "combine", "source": [{"x": 1}, "{{inputs}}"]}, {"y": 2}).nodes[
+        "n"
+    ].output == {"x": 1, "y": 2}
     assert run_node("data_ops", {"operation": "literal_eval", "source": "{'k': (1, 2)}"}, {}).nodes[
         "n"
-    ].output == {"k": (1, 2)}
+    ].output == {"k": [1, 2]}
     rows = {"rows": [{"n": 1}, {"n": 5}, {"n": 9}]}
     assert run_node(
         "data_ops",
         {
             "operation": "filter",
             "source": "{{inputs.rows}}",
-            "conditions": [{"key": "n", "op": ">", "value": 2}],
+            "filter": {"when": [{"key": "n", "op": ">", "value": 2}]},
         },
         rows,
     ).nodes["n"].output == [{"n": 5}, {"n": 9}]
@@ -165,7 +165,7 @@ def test_list_ops():
     assert out({"operation": "sort", "key": "k"}) == [{"k": 1}, {"k": 2}, {"k": 3}, {"k": 3}]
     assert out({"operation": "sort", "key": "k", "reverse": True})[0] == {"k": 3}
     assert out({"operation": "drop_duplicates", "key": "k"}) == [{"k": 3}, {"k": 1}, {"k": 2}]
-    assert out({"operation": "filter", "conditions": [{"key": "k", "op": "==", "value": 3}]}) == [
+    assert out({"operation": "filter", "filter": {"when": [{"key": "k", "op": "==", "value": 3}]}}) == [
         {"k": 3},
         {"k": 3},
     ]

@@ -31,19 +31,28 @@ def group_gone(pgid: int) -> bool:
     return False
 
 
-def processes_of_uid(uid: int) -> list[int]:
+MARK = "import ctypes\nctypes.CDLL(None).prctl(15, MARK_TOKEN.encode(), 0, 0, 0)  # PR_SET_NAME\n"
+
+
+def processes_marked(token: str) -> list[int]:
+    """Live processes named `token` (the sandboxed code renames itself before forking, so other
+    sandboxes running on the machine at the same time do not match)."""
     pids = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            status = Path(f"/proc/{entry}/status").read_text()
+            comm = Path(f"/proc/{entry}/comm").read_text().strip()
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        for line in status.splitlines():
-            if line.startswith("Uid:") and int(line.split()[1]) == uid:
-                pids.append(int(entry))
+        if comm == token and state != "Z":
+            pids.append(int(entry))
     return pids
+
+
+def marked(source: str, token: str) -> str:
+    return f"MARK_TOKEN = {token!r}\n" + MARK + source
 
 
 async def assert_healthy(pool: SandboxPool) -> None:
@@ -126,6 +135,7 @@ async def test_fork_bomb_is_contained(pool):
     probe = await pool.run_code("def main():\n    return 1\n", limits=FAST)
     if not (probe.isolation["nproc_enforced"] or probe.isolation["pid_namespace"]):
         pytest.skip("neither RLIMIT_NPROC nor a PID namespace is enforceable here")
+    token = uuid.uuid4().hex[:15]
     source = (
         "import os\n"
         "def main():\n"
@@ -135,15 +145,23 @@ async def test_fork_bomb_is_contained(pool):
         "        except OSError:\n"
         "            pass\n"
     )
-    result = await pool.run_code(source, limits=Limits(timeout_s=1.0, processes=16))
+    call = asyncio.create_task(
+        pool.run_code(marked(source, token), limits=Limits(timeout_s=1.0, processes=16))
+    )
+    await asyncio.sleep(0.5)
+    running = processes_marked(token)
+    assert len(running) > 1  # it did fork...
+    if probe.isolation["nproc_enforced"]:
+        assert len(running) <= 16  # ...within RLIMIT_NPROC
+    result = await call
     assert not result.ok and result.error_kind == "timeout"
     assert group_gone(result.worker_pid)
-    if probe.isolation["uid_dropped"]:
-        assert processes_of_uid(probe.isolation["uid"]) == []
+    assert processes_marked(token) == []
     await assert_healthy(pool)
 
 
 async def test_detached_children_die_with_the_call(pool):
+    token = uuid.uuid4().hex[:15]
     source = (
         "import os, time\n"
         "def main():\n"
@@ -154,11 +172,11 @@ async def test_detached_children_die_with_the_call(pool):
         "            os._exit(0)\n"
         "    return 'parent done'\n"
     )
-    result = await pool.run_code(source, limits=FAST)
+    result = await pool.run_code(marked(source, token), limits=FAST)
     assert result.ok and result.value == "parent done"
     assert group_gone(result.worker_pid)
-    if result.isolation["pid_namespace"] and result.isolation["uid_dropped"]:
-        assert processes_of_uid(result.isolation["uid"]) == []
+    if result.isolation["pid_namespace"]:
+        assert processes_marked(token) == []
 
 
 async def test_allocating_10_gib_fails_cleanly(pool):

@@ -346,6 +346,8 @@ class SandboxPool:
         limits = limits or Limits()
         kwargs = dict(kwargs or {})
         t0 = time.perf_counter()
+        if not isinstance(function, str) or not function.isidentifier():
+            raise ValueError(f"function must be a Python identifier, got {function!r}")
         bad = _find_unserialisable(kwargs, "arguments")
         if bad:
             return SandboxResult(
@@ -368,7 +370,8 @@ class SandboxPool:
         try:
             payload = json.dumps(request).encode()
             for attempt in (1, 2):
-                worker = self._acquire()
+                # a retry starts its own worker: the other idle ones may be dying too
+                worker = self._acquire() if attempt == 1 else self._spawn()
                 try:
                     result = await self._call(worker, payload, limits)
                 except _WorkerGone:

@@ -1,78 +1,116 @@
-"""Branching nodes: `if` and `switch` fire exactly one output port; the others are pruned."""
+"""Branching nodes: `switch` and `if` fire exactly one output port; the engine prunes the others.
+
+Both pass their input through under `value`, so a branch can use what the router saw without
+reaching back to the node before it, and say which branch was taken (`case` / `result`).
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from plait.nodes.base import Node, NodeContext, NodeResult
-from plait.nodes.builtin._conditions import Condition, condition_reference_texts, evaluate
+from plait.nodes.builtin._conditions import (
+    CASE_SENSITIVE_DESCRIPTION,
+    LOGIC_DESCRIPTION,
+    Condition,
+    Logic,
+    condition_reference_texts,
+    evaluate,
+)
 from plait.nodes.registry import register
 
+ELSE_PORT = "else"
 
-class Case(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    name: str | None = Field(None, pattern=r"^[A-Za-z0-9_\-]+$", description="Port name (default case_N).")
-    when: list[Condition] = Field(..., min_length=1)
-    logic: Literal["and", "or"] = "and"
+_WHEN_DOC = "Conditions on upstream values; combined with `logic`."
+
+
+class SwitchCase(BaseModel):
+    """One branch of a switch: its own output port, taken when its conditions hold."""
+
+    model_config = ConfigDict(extra="forbid", title="Case")
+
+    name: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z0-9_\-]+$",
+        title="Port name",
+        description="Name of this case's output port; default case_1, case_2... by position.",
+    )
+    when: list[Condition] = Field(..., min_length=1, title="When", description=_WHEN_DOC)
+    logic: Logic = Field("and", title="Logic", description=LOGIC_DESCRIPTION)
 
 
 class SwitchConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    cases: list[Case] = Field(..., min_length=1, description="Checked in order; the first match fires.")
-    case_sensitive: bool = Field(False, description="Compare strings case-sensitively.")
+    """Cases are tried in order; the first whose conditions hold fires its port, else 'else' fires."""
+
+    model_config = ConfigDict(extra="forbid", title="Switch")
+
+    cases: list[SwitchCase] = Field(
+        ..., min_length=1, title="Cases", description="Tried in order; only the first match fires."
+    )
+    case_sensitive: bool = Field(False, title="Case-sensitive", description=CASE_SENSITIVE_DESCRIPTION)
 
     @model_validator(mode="after")
-    def _unique_ports(self) -> SwitchConfig:
-        ports = self.ports()
-        if len(set(ports)) != len(ports):
-            raise ValueError("case names must be unique and differ from 'else'")
+    def _port_names_are_unique(self) -> SwitchConfig:
+        seen: set[str] = set()
+        for port in self.port_names():
+            if port in seen:
+                raise ValueError(
+                    f"two cases use the port name {port!r}; case names must be unique and not 'else' "
+                    "(unnamed cases are called case_1, case_2... by position)"
+                )
+            seen.add(port)
         return self
 
-    def ports(self) -> list[str]:
-        return [c.name or f"case_{i}" for i, c in enumerate(self.cases, 1)] + ["else"]
+    def port_names(self) -> list[str]:
+        """One port per case, in order, then 'else'."""
+        return [case.name or f"case_{i}" for i, case in enumerate(self.cases, 1)] + [ELSE_PORT]
 
 
 @register
 class SwitchNode(Node):
     type_name = "switch"
     title = "Switch"
-    description = "Routes to the first case whose conditions hold, else to 'else'."
+    description = "Routes to the first case whose conditions hold (12 operators, and/or), else to 'else'."
     category = "logic"
     Config = SwitchConfig
     inline = True
 
     @classmethod
     def output_ports(cls, config: BaseModel) -> list[str]:
-        return config.ports()  # type: ignore[attr-defined]
+        return config.port_names()  # type: ignore[attr-defined]
 
     @classmethod
     def reference_texts(cls, config: BaseModel) -> list[tuple[str, Any]]:
-        cfg: SwitchConfig = config  # type: ignore[assignment]
-        return [("cases", [condition_reference_texts(c.when) + [w.value for w in c.when] for c in cfg.cases])]
+        cases: list[SwitchCase] = config.cases  # type: ignore[attr-defined]
+        return [("cases", [condition_reference_texts(case.when) for case in cases])]
 
     def execute(self, ctx: NodeContext) -> NodeResult:
-        cfg: SwitchConfig = self.config  # type: ignore[assignment]
-        ports = cfg.ports()
-        for port, case in zip(ports, cfg.cases, strict=False):
-            if evaluate(ctx, case.when, case.logic, cfg.case_sensitive):
-                return NodeResult({"case": port, "value": ctx.input}, ports=(port,))
-        return NodeResult({"case": "else", "value": ctx.input}, ports=("else",))
+        config: SwitchConfig = self.config  # type: ignore[assignment]
+        port = ELSE_PORT
+        for case_port, case in zip(config.port_names(), config.cases, strict=False):
+            if evaluate(ctx, case.when, case.logic, config.case_sensitive):
+                port = case_port
+                break
+        return NodeResult(output={"case": port, "value": ctx.input}, ports=(port,))
 
 
 class IfConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    when: list[Condition] = Field(..., min_length=1)
-    logic: Literal["and", "or"] = "and"
-    case_sensitive: bool = False
+    """Fires 'true' when the conditions hold, otherwise 'false'."""
+
+    model_config = ConfigDict(extra="forbid", title="If")
+
+    when: list[Condition] = Field(..., min_length=1, title="When", description=_WHEN_DOC)
+    logic: Logic = Field("and", title="Logic", description=LOGIC_DESCRIPTION)
+    case_sensitive: bool = Field(False, title="Case-sensitive", description=CASE_SENSITIVE_DESCRIPTION)
 
 
 @register
 class IfNode(Node):
     type_name = "if"
     title = "If"
-    description = "Fires 'true' when the conditions hold, else 'false'."
+    description = "Fires 'true' when its conditions hold, else 'false'."
     category = "logic"
     Config = IfConfig
     inline = True
@@ -83,10 +121,9 @@ class IfNode(Node):
 
     @classmethod
     def reference_texts(cls, config: BaseModel) -> list[tuple[str, Any]]:
-        cfg: IfConfig = config  # type: ignore[assignment]
-        return [("when", condition_reference_texts(cfg.when) + [w.value for w in cfg.when])]
+        return [("when", condition_reference_texts(config.when))]  # type: ignore[attr-defined]
 
     def execute(self, ctx: NodeContext) -> NodeResult:
-        cfg: IfConfig = self.config  # type: ignore[assignment]
-        port = "true" if evaluate(ctx, cfg.when, cfg.logic, cfg.case_sensitive) else "false"
-        return NodeResult({"result": port == "true", "value": ctx.input}, ports=(port,))
+        config: IfConfig = self.config  # type: ignore[assignment]
+        holds = evaluate(ctx, config.when, config.logic, config.case_sensitive)
+        return NodeResult(output={"result": holds, "value": ctx.input}, ports=("true" if holds else "false",))
