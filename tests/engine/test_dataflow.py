@@ -346,3 +346,13 @@ def test_dict_documents_are_compiled_once():
     doc = flow([echo("a", value=1)])
     assert plait.load_flow(doc) is plait.load_flow(dict(doc))
     assert plait.load_flow({**doc, "id": "other"}) is not plait.load_flow(doc)
+
+
+async def test_resume_without_data_keeps_waiting_nodes_waiting():
+    doc = flow([{"id": "ask", "type": "human", "config": {"blocking": False}}, echo("work", value=1)])
+    cp = InMemoryCheckpointer()
+    await plait.run(doc, checkpointer=cp, run_id="w")
+    again = await plait.resume(doc, "w", checkpointer=cp)
+    assert again.status == "waiting" and again.interrupt["node_id"] == "ask"
+    done = await plait.resume(doc, "w", {"action": "submit"}, checkpointer=cp)
+    assert done.status == "completed"

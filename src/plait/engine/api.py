@@ -218,16 +218,18 @@ async def resume(
     flows: Mapping[str, FlowLike] | None = None,
     timeout_s: float | None = None,
 ) -> RunResult:
-    """Continue a run from its checkpoint: after a crash (data None), or answering a waiting node.
+    """Continue a run from its checkpoint: after a crash, or answering a waiting node.
 
-    `node_id` names the waiting node (the interrupt id); it may be omitted when only one waits.
-    An expired task fails the node and the run.
+    With neither `data` nor `node_id` the run just continues (crash recovery): nodes that were
+    running run again and waiting nodes keep waiting. With `data`, `node_id` names the waiting node
+    (the interrupt id); it may be omitted when only one waits. An expired task fails the node and
+    the run.
     """
     flow = load_flow(flow)
     runner = await _restored(
         flow, run_id, checkpointer, on_event=on_event, env=env, flows=flows, timeout_s=timeout_s
     )
-    if node_id is None and runner.interrupts:
+    if node_id is None and data is not None and runner.interrupts:
         if len(runner.interrupts) > 1:
             names = ", ".join(runner.plan.nodes[i].id for i in runner.interrupts)
             raise ResumeError(f"several nodes are waiting ({names}); say which one with node_id")
