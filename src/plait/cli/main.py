@@ -224,6 +224,35 @@ def nodes_command(
     console.print(table)
 
 
+@app.command("serve")
+def serve_command(
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
+    examples: Annotated[
+        Path | None,
+        typer.Option(help="Flows imported (and published) when the library is empty; default ./examples."),
+    ] = None,
+    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
+) -> None:
+    """Serve the HTTP API: migrates the database, imports the example flows into an empty library,
+    continues runs left unfinished by a crash. Settings: PLAIT_DATABASE_URL, PLAIT_API_KEY, ..."""
+    import uvicorn
+
+    from plait.api import create_app
+    from plait.service import Settings
+
+    try:
+        settings = Settings.from_env()
+    except ValueError as exc:
+        err_console.print(f"[red]{exc}[/]")
+        raise typer.Exit(EXIT_FAILED) from None
+    folder = examples if examples is not None else Path.cwd() / "examples"
+    if folder.is_dir():
+        settings.import_examples = True
+        settings.examples_dir = folder
+    uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5)
+
+
 def main() -> None:  # pragma: no cover
     app()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -12,6 +13,9 @@ from plait.nodes.base import Node
 class NodeRegistry:
     def __init__(self) -> None:
         self._types: dict[str, type[Node]] = {}
+        # Extra palette entries computed on demand (registered custom components, see
+        # nodes/builtin/component.py); they are listed by describe_all() only.
+        self._describers: list[Callable[[], list[dict[str, Any]]]] = []
 
     def register(self, cls: type[Node]) -> type[Node]:
         name = cls.type_name
@@ -49,8 +53,15 @@ class NodeRegistry:
             "output_ports": default_ports,
         }
 
+    def add_describer(self, describer: Callable[[], list[dict[str, Any]]]) -> None:
+        if describer not in self._describers:
+            self._describers.append(describer)
+
     def describe_all(self) -> list[dict[str, Any]]:
-        return [self.describe(n) for n in self.names()]
+        out = [self.describe(n) for n in self.names()]
+        for describer in self._describers:
+            out.extend(describer())
+        return out
 
 
 registry = NodeRegistry()

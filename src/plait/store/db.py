@@ -12,12 +12,14 @@ import base64
 import dataclasses
 import datetime as _dt
 import json
+import math
 import os
+import time
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.pool import StaticPool
 
@@ -77,7 +79,27 @@ def json_default(value: Any) -> Any:
 
 
 def json_dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=json_default)
+    """Compact JSON. NaN and infinities (not JSON; PostgreSQL rejects them) become null."""
+    try:
+        return json.dumps(
+            value, separators=(",", ":"), ensure_ascii=False, default=json_default, allow_nan=False
+        )
+    except ValueError:
+        return json.dumps(
+            _finite(value), separators=(",", ":"), ensure_ascii=False, default=json_default, allow_nan=False
+        )
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _sqlite_synchronous() -> str:
@@ -96,7 +118,10 @@ def create_engine_from_url(url: str | URL | None = None, **kwargs: Any) -> Async
     if backend == "sqlite":
         path = sqlite_path(resolved)
         if path is not None:
+            # Pin the file now: a relative path must not follow later changes of directory.
+            path = path.resolve()
             path.parent.mkdir(parents=True, exist_ok=True)
+            resolved = u.set(database=str(path)).render_as_string(hide_password=False)
         else:
             # In-memory: one shared connection, or every session would see its own empty database.
             options["poolclass"] = StaticPool
@@ -106,24 +131,53 @@ def create_engine_from_url(url: str | URL | None = None, **kwargs: Any) -> Async
     options.update(kwargs)
     engine = create_async_engine(resolved, **options)
     if backend == "sqlite":
-        _install_sqlite_pragmas(engine)
+        install_sqlite_pragmas(engine.sync_engine)
     return engine
 
 
-def _install_sqlite_pragmas(engine: AsyncEngine) -> None:
+def apply_sqlite_pragmas(dbapi_connection: Any) -> None:
+    """WAL, foreign keys, busy timeout and `synchronous` on one DB-API connection."""
     synchronous = _sqlite_synchronous()
     busy_ms = int(os.environ.get(ENV_SQLITE_BUSY_TIMEOUT_MS, "30000"))
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute(f"PRAGMA busy_timeout={busy_ms}")
+        _enable_wal(cursor, busy_ms / 1000)
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA synchronous={synchronous}")
+    finally:
+        cursor.close()
 
-    @event.listens_for(engine.sync_engine, "connect")
-    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-        cursor = dbapi_connection.cursor()
+
+def _enable_wal(cursor: Any, timeout_s: float) -> None:
+    """Switch to WAL (persistent in the file). The switch needs an exclusive lock and SQLite does
+    not wait for it through the busy handler: when several connections open a new database at
+    once, retry until the timeout."""
+    deadline = time.monotonic() + timeout_s
+    delay = 0.002
+    while True:
         try:
-            cursor.execute(f"PRAGMA busy_timeout={busy_ms}")
+            cursor.execute("PRAGMA journal_mode")
+            if str(cursor.fetchone()[0]).lower() == "wal":
+                return
             cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.execute(f"PRAGMA synchronous={synchronous}")
-        finally:
-            cursor.close()
+            cursor.fetchall()
+            return
+        except Exception as exc:
+            text = str(exc).lower()
+            if ("locked" not in text and "busy" not in text) or time.monotonic() > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
+
+
+def install_sqlite_pragmas(engine: Engine) -> None:
+    """Apply `apply_sqlite_pragmas` to every new connection of `engine`."""
+    _sqlite_synchronous()  # fail at start-up, not at the first connection
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        apply_sqlite_pragmas(dbapi_connection)
 
 
 def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:

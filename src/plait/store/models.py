@@ -180,7 +180,7 @@ class RunEvent(Base):
 
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
     seq: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
-    type: Mapped[str] = mapped_column(String(32))
+    type: Mapped[str] = mapped_column(String(64))
     node_id: Mapped[str | None]
     data: Mapped[dict[str, Any] | None]
     ts: Mapped[float]

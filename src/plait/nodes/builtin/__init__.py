@@ -3,6 +3,7 @@
 from plait.nodes.builtin import (  # noqa: F401
     branching,
     code,
+    component,
     data,
     flow_control,
     http,

@@ -1,0 +1,190 @@
+"""Pydantic models at the edges of the HTTP API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class FlowCreate(_In):
+    document: dict[str, Any] = Field(..., description="The plait/flow@1 document (the draft).")
+    id: str | None = Field(None, description="Flow id; default: the document's id.")
+    name: str | None = None
+    description: str | None = None
+
+
+class FlowUpdate(_In):
+    document: dict[str, Any] | None = None
+    name: str | None = None
+    description: str | None = None
+
+
+class FlowImport(_In):
+    content: str | None = Field(None, description="A plait flow as JSON or YAML text.")
+    document: dict[str, Any] | None = Field(None, description="A plait flow as a JSON object.")
+    overwrite: bool = False
+    publish: bool = False
+
+
+class PublishBody(_In):
+    note: str = ""
+
+
+class RunBody(_In):
+    inputs: dict[str, Any] = Field(default_factory=dict)
+
+
+class ResumeBody(_In):
+    node_id: str | None = Field(
+        None, description="The waiting node (interrupt id); optional if only one waits."
+    )
+    data: Any = None
+
+
+class RetryBody(_In):
+    from_node: str
+
+
+class ErrorInfo(BaseModel):
+    code: str
+    message: str
+    details: Any = None
+
+
+class ErrorBody(BaseModel):
+    error: ErrorInfo
+
+
+class FlowSummary(BaseModel):
+    id: str
+    name: str
+    description: str
+    latest_version: int
+    created_at: float
+    updated_at: float
+
+
+class FlowOut(FlowSummary):
+    draft: dict[str, Any]
+    problems: list[dict[str, Any]]
+
+
+class VersionOut(BaseModel):
+    flow_id: str
+    version: int
+    note: str
+    created_at: float
+    document: dict[str, Any] | None = None
+
+
+class RunStarted(BaseModel):
+    id: str
+
+
+class RunResultOut(BaseModel):
+    id: str
+    status: str
+    outputs: dict[str, Any]
+    usage: dict[str, Any]
+    error: str | None = None
+    tasks: list[dict[str, Any]] | None = None
+
+
+class RunSummary(BaseModel):
+    id: str
+    flow_id: str
+    version: int | None
+    status: str
+    outputs: dict[str, Any] | None
+    error: str | None
+    usage: dict[str, Any] | None
+    created_at: float
+    started_at: float | None
+    finished_at: float | None
+    cancel_requested: bool
+
+
+class RunDetail(RunSummary):
+    inputs: dict[str, Any]
+    vars: dict[str, Any]
+    nodes: dict[str, dict[str, Any]]
+    tasks: list[dict[str, Any]]
+    last_seq: int
+    executing_here: bool
+
+
+class TaskOut(BaseModel):
+    token: str
+    run_id: str
+    node_id: str
+    kind: str
+    status: str
+    message: str
+    fields: list[Any]
+    prefill: dict[str, Any]
+    actions: list[Any]
+    assignees: list[Any]
+    blocking: bool
+    expires_at: float | None
+    created_at: float
+    resolved_at: float | None
+    result: dict[str, Any] | None
+
+
+class DecisionOut(BaseModel):
+    step: int
+    node_id: str | None
+    data: dict[str, Any]
+    created_at: float
+
+
+class ComponentBody(_In):
+    source: str = Field(..., description="Python source defining a plait.sdk.Component subclass (<= 1 MiB).")
+    class_name: str | None = Field(
+        None, description="The component class; optional when the source defines exactly one."
+    )
+
+
+class ComponentPort(BaseModel):
+    name: str
+    type: str = "any"
+    description: str = ""
+    required: bool | None = None
+    default: Any = None
+
+
+class ComponentValidationOut(BaseModel):
+    valid: bool
+    class_name: str | None = None
+    display_name: str = ""
+    description: str = ""
+    inputs: list[ComponentPort] = Field(default_factory=list)
+    outputs: list[ComponentPort] = Field(default_factory=list)
+    error: str | None = Field(
+        None, description="One line, e.g. 'line 3: `open` is not allowed in components'."
+    )
+    problems: list[str] = Field(default_factory=list)
+    builtin: bool = Field(False, description="Identical to a built-in template: the AST scan was skipped.")
+    stage: str | None = Field(None, description="Where validation failed: limits, scan or sandbox.")
+
+
+class ComponentSummary(BaseModel):
+    name: str
+    class_name: str
+    display_name: str
+    description: str = ""
+    inputs: list[ComponentPort] = Field(default_factory=list)
+    outputs: list[ComponentPort] = Field(default_factory=list)
+    builtin: bool = False
+    version: int
+    created_at: float
+    updated_at: float
+
+
+class ComponentOut(ComponentSummary):
+    source: str

@@ -1,0 +1,232 @@
+"""The `component` node: runs a registered custom component (plait.sdk.Component) in the sandbox.
+
+    - id: shout
+      type: component
+      config:
+        component: Shout                     # the registered class name
+        inputs: {text: "{{start.text}}"}     # templates/references, rendered per run
+        timeout_s: 10
+        memory_mb: 256
+        network: false
+
+The node layer cannot import the store: components are found through a `ComponentSource`
+(`get(name) -> (source, class_name) | None`, sync or async; optional `specs()` for the palette)
+that the service installs at start-up with `set_component_source`. `StaticComponentSource` is an
+in-memory one for embedding (`plait.run`) and tests. The registry's `describe_all()` lists every
+known component as a `component:<Name>` palette entry.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Mapping
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from plait.nodes.base import Node, NodeContext, NodeError
+from plait.nodes.registry import register, registry
+from plait.sandbox import Limits, SandboxPool, default_pool
+from plait.sandbox.components import CLASS_NAME_RE, MAX_CLASS_NAME, run_component
+
+_HINTS = {
+    "timeout": "make the component faster or raise timeout_s",
+    "cpu": "make the component faster or raise timeout_s",
+    "memory": "use less memory or raise memory_mb",
+    "serialization": "return JSON values only: dict, list, str, int, float, bool or None",
+    "arguments": "inputs must render to JSON values",
+    "exit": "return a dict from run() instead of calling sys.exit()",
+    "too_large": "return a smaller value",
+}
+
+
+@runtime_checkable
+class ComponentSource(Protocol):
+    """Where the component node finds registered components (installed by the service)."""
+
+    def get(self, name: str) -> tuple[str, str] | None | Awaitable[tuple[str, str] | None]:
+        """(source, class_name) of the component `name`, or None."""
+
+
+class StaticComponentSource:
+    """An in-memory ComponentSource: {name: source} or {name: (source, class_name)}; `specs` optional
+    ({name: validation spec}, as returned by validate_component(...).spec())."""
+
+    def __init__(
+        self,
+        components: Mapping[str, str | tuple[str, str]] | None = None,
+        specs: Mapping[str, dict[str, Any]] | None = None,
+    ) -> None:
+        self._components = {
+            name: value if isinstance(value, tuple) else (value, name)
+            for name, value in (components or {}).items()
+        }
+        self._specs = dict(specs or {})
+
+    def add(self, name: str, source: str, spec: dict[str, Any] | None = None) -> None:
+        self._components[name] = (source, name)
+        if spec is not None:
+            self._specs[name] = spec
+
+    def get(self, name: str) -> tuple[str, str] | None:
+        return self._components.get(name)
+
+    def specs(self) -> list[dict[str, Any]]:
+        return [self._specs[n] for n in sorted(self._specs)]
+
+
+_source: ComponentSource | None = None
+
+
+def set_component_source(source: ComponentSource | None) -> ComponentSource | None:
+    """Install the process-wide component source; returns the previous one."""
+    global _source
+    previous, _source = _source, source
+    return previous
+
+
+def component_source() -> ComponentSource | None:
+    return _source
+
+
+class ComponentConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    component: str = Field(
+        ...,
+        min_length=1,
+        max_length=MAX_CLASS_NAME,
+        pattern=CLASS_NAME_RE.pattern,
+        description="The registered component (its class name).",
+    )
+    inputs: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The component's inputs; values are templates/references, e.g. '{{start.text}}'.",
+    )
+    timeout_s: float = Field(10.0, gt=0, le=600, description="Wall-clock limit of one call.")
+    memory_mb: int = Field(256, ge=32, le=16384, description="Address-space limit of the process.")
+    network: bool = Field(False, description="Allow network access (off by default).")
+
+    @field_validator("inputs")
+    @classmethod
+    def _identifiers(cls, value: dict[str, Any]) -> dict[str, Any]:
+        bad = [k for k in value if not k.isidentifier()]
+        if bad:
+            raise ValueError(f"input names must be Python identifiers: {', '.join(map(repr, bad))}")
+        return value
+
+
+@register
+class ComponentNode(Node):
+    type_name = "component"
+    title = "Component"
+    description = "Runs a registered custom component (plait.sdk.Component) in the sandbox."
+    category = "logic"
+    Config = ComponentConfig
+    pool: ClassVar[SandboxPool | None] = None  # None: the default pool
+
+    @classmethod
+    def reference_texts(cls, config: BaseModel) -> list[tuple[str, Any]]:
+        return [("inputs", config.inputs)]  # type: ignore[attr-defined]
+
+    async def run(self, ctx: NodeContext) -> Any:
+        cfg: ComponentConfig = self.config  # type: ignore[assignment]
+        found = await lookup(cfg.component)
+        if found is None:
+            raise NodeError(
+                f"no component named {cfg.component!r} is registered",
+                hint="register it with POST /api/v1/components (or check the name)",
+                retryable=False,
+            )
+        source, class_name = found
+        inputs = {name: ctx.render(value) for name, value in cfg.inputs.items()}
+        outcome = await run_component(
+            source,
+            class_name,
+            inputs,
+            pool=type(self).pool or default_pool(),
+            limits=Limits(timeout_s=cfg.timeout_s, memory_mb=cfg.memory_mb),
+            network=cfg.network,
+        )
+        if outcome.ok:
+            return outcome.outputs
+        message = f"component {class_name}: {outcome.error}"
+        if outcome.traceback_lines:
+            message += "\n" + "\n".join(outcome.traceback_lines)
+        stderr = outcome.stderr.strip()
+        if stderr:
+            message += "\n--- stderr (last lines) ---\n" + "\n".join(stderr.splitlines()[-20:])
+        raise NodeError(
+            message,
+            hint=_HINTS.get(outcome.error_kind or ""),
+            retryable=outcome.error_kind == "internal",
+        )
+
+
+async def lookup(name: str) -> tuple[str, str] | None:
+    source = _source
+    if source is None:
+        return None
+    found = source.get(name)
+    if inspect.isawaitable(found):
+        found = await found
+    return found
+
+
+def palette_entries() -> list[dict[str, Any]]:
+    """`component:<Name>` entries for the registry's describe_all(): one per known component."""
+    source = _source
+    specs = getattr(source, "specs", None)
+    if source is None or specs is None:
+        return []
+    try:
+        known = specs()
+    except Exception:  # noqa: BLE001 - the palette must not break on a failing source
+        return []
+    return [describe_component(spec) for spec in known if spec.get("class_name")]
+
+
+def describe_component(spec: dict[str, Any]) -> dict[str, Any]:
+    """A palette entry for one component spec (class_name, display_name, inputs, outputs...)."""
+    name = spec["class_name"]
+    props: dict[str, Any] = {}
+    required = []
+    for item in spec.get("inputs", []):
+        prop: dict[str, Any] = {"description": item.get("description", "")}
+        if item.get("type", "any") != "any":
+            prop["type"] = item["type"]
+        if not item.get("required", True):
+            prop["default"] = item.get("default")
+        else:
+            required.append(item["name"])
+        props[item["name"]] = prop
+    schema = ComponentConfig.model_json_schema()
+    schema["title"] = f"{name}Config"
+    schema["properties"]["component"] = {
+        "const": name,
+        "default": name,
+        "title": "Component",
+        "type": "string",
+    }
+    schema["properties"]["inputs"] = {
+        "type": "object",
+        "title": "Inputs",
+        "description": "Values are templates/references, e.g. '{{start.text}}'.",
+        "properties": props,
+        "required": required,
+        "additionalProperties": False,
+    }
+    return {
+        "name": f"component:{name}",
+        "title": spec.get("display_name") or name,
+        "description": spec.get("description", ""),
+        "category": "components",
+        "config_schema": schema,
+        "input_ports": list(ComponentNode.input_ports),
+        "output_ports": ["out"],
+        "node_type": "component",  # a canvas node of this entry is {"type": "component", "config": ...}
+        "config_defaults": {"component": name},
+        "outputs": spec.get("outputs", []),
+    }
+
+
+registry.add_describer(palette_entries)

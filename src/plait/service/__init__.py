@@ -1,0 +1,20 @@
+"""Use cases shared by the HTTP API and the CLI: flows, versions, runs, human tasks."""
+
+from plait.service.core import Services
+from plait.service.errors import Conflict, Gone, Invalid, NotFound, ServiceError, Unauthorized
+from plait.service.flows import FlowService
+from plait.service.runs import RunService
+from plait.service.settings import Settings
+
+__all__ = [
+    "Conflict",
+    "FlowService",
+    "Gone",
+    "Invalid",
+    "NotFound",
+    "RunService",
+    "ServiceError",
+    "Services",
+    "Settings",
+    "Unauthorized",
+]

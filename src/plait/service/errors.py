@@ -1,0 +1,42 @@
+"""Errors of the service layer; the HTTP layer maps them to status codes (`status`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ServiceError(Exception):
+    status = 400
+    code = "bad_request"
+
+    def __init__(self, message: str, *, details: Any = None, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+        if code is not None:
+            self.code = code
+
+
+class NotFound(ServiceError):
+    status = 404
+    code = "not_found"
+
+
+class Conflict(ServiceError):
+    status = 409
+    code = "conflict"
+
+
+class Gone(ServiceError):
+    status = 410
+    code = "gone"
+
+
+class Invalid(ServiceError):
+    status = 422
+    code = "invalid"
+
+
+class Unauthorized(ServiceError):
+    status = 401
+    code = "unauthorized"

@@ -1,0 +1,53 @@
+"""Server settings, from arguments or `PLAIT_*` environment variables."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def _float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    try:
+        return float(raw) if raw else default
+    except ValueError:
+        raise ValueError(f"{name} must be a number, not {raw!r}") from None
+
+
+def _bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    return raw.strip().lower() in ("1", "true", "yes", "on")
+
+
+@dataclass(slots=True)
+class Settings:
+    database_url: str | None = None  # None: PLAIT_DATABASE_URL, else ./.plait/plait.db
+    api_key: str | None = None  # PLAIT_API_KEY: accepted in addition to the keys in the database
+    executor: str = "inline"  # PLAIT_EXECUTOR (only "inline" is implemented)
+    lease_ttl_s: float = 15.0  # PLAIT_LEASE_TTL_S: a run's owner renews its lease every ttl/3
+    sweep_interval_s: float = 1.0  # PLAIT_SWEEP_INTERVAL_S: human-task expiry + crash recovery scan
+    sse_heartbeat_s: float = 15.0  # PLAIT_SSE_HEARTBEAT_S
+    import_examples: bool = False  # PLAIT_IMPORT_EXAMPLES: import examples_dir when no flow exists
+    examples_dir: Path | None = None  # PLAIT_EXAMPLES_DIR
+    create_admin_key: bool = True  # create + print an admin key when api_keys is empty
+    require_auth: bool = True
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        examples = os.environ.get("PLAIT_EXAMPLES_DIR")
+        executor = os.environ.get("PLAIT_EXECUTOR", "inline") or "inline"
+        if executor != "inline":
+            raise ValueError(f"PLAIT_EXECUTOR={executor!r} is not supported yet; use 'inline'")
+        return cls(
+            database_url=os.environ.get("PLAIT_DATABASE_URL") or None,
+            api_key=os.environ.get("PLAIT_API_KEY") or None,
+            executor=executor,
+            lease_ttl_s=_float("PLAIT_LEASE_TTL_S", 15.0),
+            sweep_interval_s=_float("PLAIT_SWEEP_INTERVAL_S", 1.0),
+            sse_heartbeat_s=_float("PLAIT_SSE_HEARTBEAT_S", 15.0),
+            import_examples=_bool("PLAIT_IMPORT_EXAMPLES", False),
+            examples_dir=Path(examples) if examples else None,
+        )

@@ -1,0 +1,1 @@
+"""Alembic migrations of the plait database (applied by `plait.store.migrate`)."""

@@ -1,0 +1,120 @@
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import inspect
+
+from plait.store import Store, create_engine_from_url, current_revision, head_revision, migrate
+from plait.store.migrate import MIGRATIONS_DIR, alembic_config
+from plait.store.models import TABLES, Base
+
+EXPECTED_TABLES = {
+    "api_keys",
+    "components",
+    "decisions",
+    "flow_versions",
+    "flows",
+    "human_tasks",
+    "node_runs",
+    "run_events",
+    "runs",
+    "triggers",
+    "users",
+    "variables",
+}
+
+
+async def _tables(url: str) -> set[str]:
+    engine = create_engine_from_url(url)
+    try:
+        async with engine.connect() as conn:
+            return set(await conn.run_sync(lambda c: inspect(c).get_table_names()))
+    finally:
+        await engine.dispose()
+
+
+async def test_migrate_creates_every_table_and_is_idempotent(db_url: str) -> None:
+    assert set(TABLES) == EXPECTED_TABLES
+    assert await current_revision(db_url) is None
+    await migrate(db_url)
+    assert await current_revision(db_url) == head_revision() == "0001"
+    assert await _tables(db_url) == EXPECTED_TABLES | {"alembic_version"}
+    await migrate(db_url)  # second run: nothing to do, no error
+    assert await current_revision(db_url) == head_revision()
+
+
+async def test_models_and_migrations_agree(db_url: str) -> None:
+    """Fails when a model changes without a new revision in store/migrations/versions/."""
+    await migrate(db_url)
+    engine = create_engine_from_url(db_url)
+
+    def diff(conn: object) -> list[object]:
+        ctx = MigrationContext.configure(conn, opts={"compare_type": True})  # type: ignore[arg-type]
+        return compare_metadata(ctx, Base.metadata)
+
+    try:
+        async with engine.connect() as conn:
+            assert await conn.run_sync(diff) == []
+    finally:
+        await engine.dispose()
+
+
+async def test_downgrade_to_base_and_upgrade_again(db_url: str) -> None:
+    await migrate(db_url)
+    engine = create_engine_from_url(db_url)
+
+    def downgrade(conn: object) -> None:
+        cfg = alembic_config()
+        cfg.attributes["connection"] = conn
+        command.downgrade(cfg, "base")
+
+    try:
+        async with engine.connect() as conn:
+            await conn.run_sync(downgrade)
+            await conn.commit()
+    finally:
+        await engine.dispose()
+    assert await _tables(db_url) <= {"alembic_version"}
+    await migrate(db_url)
+    assert await _tables(db_url) == EXPECTED_TABLES | {"alembic_version"}
+
+
+async def test_concurrent_migrations_in_one_process(db_url: str) -> None:
+    await asyncio.gather(*(migrate(db_url) for _ in range(4)))
+    assert await current_revision(db_url) == head_revision()
+
+
+async def test_concurrent_migrations_in_several_processes(db_url: str, tmp_path: Path) -> None:
+    script = "import asyncio, sys\nfrom plait.store import migrate\nasyncio.run(migrate(sys.argv[1]))\n"
+    procs = [
+        await asyncio.create_subprocess_exec(
+            sys.executable, "-c", script, db_url, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        for _ in range(3)
+    ]
+    results = [await p.communicate() for p in procs]
+    for proc, (_out, err) in zip(procs, results, strict=True):
+        assert proc.returncode == 0, err.decode()
+    assert await current_revision(db_url) == head_revision()
+    assert await _tables(db_url) == EXPECTED_TABLES | {"alembic_version"}
+
+
+async def test_store_open_migrates(db_url: str, box: object) -> None:
+    store = await Store.open(db_url, box=box)  # type: ignore[arg-type]
+    try:
+        assert await current_revision(store.engine) == head_revision()
+    finally:
+        await store.close()
+
+
+def test_migrations_folder_ships_with_the_package() -> None:
+    assert (MIGRATIONS_DIR / "env.py").is_file()
+    assert (MIGRATIONS_DIR / "script.py.mako").is_file()
+    assert (MIGRATIONS_DIR / "alembic.ini").is_file()
+    assert any(p.name.startswith("0001_") for p in (MIGRATIONS_DIR / "versions").iterdir())
