@@ -15,9 +15,9 @@ $(STAMP): pyproject.toml
 	rm -f $(VENV)/.installed-*
 	touch $@
 
-# Until the server lands, the main job runs the shipped example flow with live progress.
+# The main job: the server on the embedded default (SQLite in ./.plait, in-process runs, examples imported).
 run: install
-	$(BIN)/plait run examples/branching.json --input query="My invoice shows a double charge, I want a refund"
+	$(BIN)/plait serve --host 127.0.0.1 --port $(or $(PORT),8000)
 
 lint: install
 	$(BIN)/ruff check src tests bench
