@@ -103,8 +103,17 @@ def run_command(
         Path | None, typer.Option("--input-json", help="JSON file with the inputs.")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the run result as JSON only.")] = False,
+    server: Annotated[
+        str | None, typer.Option("--server", help="Run the stored flow FLOW (an id) on this plait server.")
+    ] = None,
+    api_key: Annotated[
+        str | None, typer.Option("--api-key", envvar="PLAIT_API_KEY", help="API key for --server.")
+    ] = None,
 ) -> None:
     """Run a flow, showing live per-node progress and the outputs."""
+    if server is not None:
+        inputs = _parse_inputs(input_, input_json)
+        raise typer.Exit(run_remote(server, str(flow_path), inputs, api_key, as_json))
     try:
         flow = load_flow(flow_path)
         inputs = _parse_inputs(input_, input_json)
@@ -142,6 +151,83 @@ async def _run_interactive(flow: Flow, inputs: dict[str, Any], as_json: bool) ->
         except (ResumeError, NodeError) as exc:
             err_console.print(f"[red]{exc}[/]")
     return _report(result, as_json)
+
+
+def run_remote(server: str, flow_id: str, inputs: dict[str, Any], api_key: str | None, as_json: bool) -> int:
+    """Start a stored flow on a server in stream mode and show its events as they arrive."""
+    import httpx
+
+    url = f"{server.rstrip('/')}/api/v1/flows/{flow_id}/runs"
+    headers = {"x-api-key": api_key} if api_key else {}
+    progress = None if as_json else _Progress(console)
+    final: dict[str, Any] | None = None
+    try:
+        with (
+            httpx.Client(timeout=httpx.Timeout(10.0, read=None), headers=headers) as client,
+            client.stream("POST", url, params={"mode": "stream"}, json={"inputs": inputs}) as resp,
+        ):
+            if resp.status_code >= 400:
+                resp.read()
+                try:
+                    error = resp.json()["error"]
+                    err_console.print(f"[red]{resp.status_code} {error['code']}: {error['message']}[/]")
+                    for p in (error.get("details") or {}).get("problems", []):
+                        err_console.print(
+                            f"  [red]✗[/] {p.get('field') or p.get('node_id') or ''}: {p['message']}"
+                        )
+                except (ValueError, KeyError, TypeError):
+                    err_console.print(f"[red]{resp.status_code}: {resp.text[:500]}[/]")
+                return EXIT_FAILED
+            for event in _sse_events(resp.iter_lines()):
+                if progress is not None:
+                    progress(event)
+                if event.type == ev.WAITING:
+                    print(
+                        json.dumps(
+                            {"status": "waiting", "run_id": event.run_id, "task": event.data}, default=str
+                        )
+                    )
+                    return EXIT_WAITING
+                if event.type == ev.RUN_FINISHED:
+                    final = {"run_id": event.run_id, **(event.data or {})}
+                    break
+    except httpx.HTTPError as exc:
+        err_console.print(f"[red]cannot reach {server}: {exc}[/]")
+        return EXIT_FAILED
+    if final is None:
+        err_console.print("[red]the server closed the stream before the run finished[/]")
+        return EXIT_FAILED
+    if as_json:
+        print(json.dumps(final, default=str, ensure_ascii=False))
+    else:
+        console.print(
+            f"\n[bold]{final.get('status')}[/] in {final.get('duration_ms', 0):.1f} ms (run {final['run_id']})"
+        )
+        if final.get("error"):
+            console.print(f"[red]{final['error']}[/]")
+        if final.get("outputs"):
+            console.print_json(json.dumps(final["outputs"], default=str, ensure_ascii=False))
+    return {"completed": 0, "cancelled": EXIT_CANCELLED}.get(str(final.get("status")), EXIT_FAILED)
+
+
+def _sse_events(lines: Any) -> Any:
+    """Parse server-sent events (id/event/data fields) into engine Events."""
+    data_lines: list[str] = []
+    for line in lines:
+        if line.startswith("data:"):
+            data_lines.append(line[5:].strip())
+        elif not line and data_lines:
+            payload = json.loads("\n".join(data_lines))
+            data_lines = []
+            base = {k: payload.pop(k, None) for k in ("seq", "type", "run_id", "ts", "node_id")}
+            yield Event(
+                base["seq"] or 0,
+                base["type"] or "",
+                base["run_id"] or "",
+                base["ts"] or 0.0,
+                base["node_id"],
+                payload or None,
+            )
 
 
 def _prompt_task(task: dict[str, Any]) -> dict[str, Any]:
@@ -233,6 +319,7 @@ def serve_command(
         typer.Option(help="Flows imported (and published) when the library is empty; default ./examples."),
     ] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
+    access_log: Annotated[bool, typer.Option(help="Log every request (uvicorn's access log).")] = True,
 ) -> None:
     """Serve the HTTP API: migrates the database, imports the example flows into an empty library,
     continues runs left unfinished by a crash. Settings: PLAIT_DATABASE_URL, PLAIT_API_KEY, ..."""
@@ -250,7 +337,14 @@ def serve_command(
     if folder.is_dir():
         settings.import_examples = True
         settings.examples_dir = folder
-    uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5)
+    uvicorn.run(
+        create_app(settings),
+        host=host,
+        port=port,
+        log_level=log_level,
+        access_log=access_log,
+        timeout_graceful_shutdown=5,
+    )
 
 
 def main() -> None:  # pragma: no cover
