@@ -1,9 +1,15 @@
-"""HTTP API overhead: sync runs through the full server stack (FastAPI, auth, SQLite checkpoints,
-event log), in-process over httpx's ASGI transport, on a temporary database.
+"""HTTP API throughput and SQL checkpoint cost.
+
+1. `plait serve` is started as a subprocess on 127.0.0.1 with a temporary SQLite database and
+   PLAIT_API_KEY set; this process drives it with httpx.AsyncClient: sync runs
+   (`POST /api/v1/flows/bench/runs?mode=sync`) of a 3-node flow (start -> message -> output) at
+   concurrency 1, 16 and 64: runs/s, p50/p99 latency.
+2. A 100-node chain checkpointed to a SQLite file: plait's `SqlCheckpointer` vs LangGraph's
+   `SqliteSaver` (durability "sync"), µs per node and their ratio, in the same process.
 
     python bench/api.py                     # table
-    python bench/api.py --json              # {"sequential": {...}, "concurrent": {...}}
-    python bench/api.py --runs 200 --nodes 10 --concurrency 20
+    python bench/api.py --json              # one JSON object
+    python bench/api.py --runs 2000 --concurrency 1 16 64
 """
 
 from __future__ import annotations
@@ -11,95 +17,195 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import socket
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
 
-from plait.api import create_app
-from plait.service import Settings
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from engine import _time_async, _time_sync, lg_chain, plait_chain  # noqa: E402
+
+import plait  # noqa: E402
 
 KEY = "bench-key"
 
-
-def chain(n: int) -> dict[str, Any]:
-    nodes: list[dict[str, Any]] = [{"id": "start", "type": "start"}]
-    edges = []
-    prev = "start"
-    for i in range(n):
-        nodes.append({"id": f"n{i}", "type": "delay", "config": {"seconds": 0}})
-        edges.append({"source": prev, "target": f"n{i}"})
-        prev = f"n{i}"
-    nodes.append({"id": "out", "type": "output", "config": {"name": "q", "value": "{{inputs.q}}"}})
-    edges.append({"source": prev, "target": "out"})
-    return {"schema": "plait/flow@1", "id": "bench", "nodes": nodes, "edges": edges}
+FLOW: dict[str, Any] = {
+    "schema": "plait/flow@1",
+    "id": "bench",
+    "nodes": [
+        {"id": "start", "type": "start"},
+        {"id": "greet", "type": "message", "config": {"text": "hello {{inputs.q}}"}},
+        {"id": "out", "type": "output", "config": {"name": "q", "value": "{{inputs.q}}"}},
+    ],
+    "edges": [{"source": "start", "target": "greet"}, {"source": "greet", "target": "out"}],
+}
 
 
-async def one(client: httpx.AsyncClient, i: int) -> float:
+# ---------------------------------------------------------------- 1. the real server
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_server(tmp: str) -> tuple[subprocess.Popen[bytes], str]:
+    port = _free_port()
+    env = {
+        **os.environ,
+        "PLAIT_DATABASE_URL": f"sqlite:///{tmp}/api.db",
+        "PLAIT_API_KEY": KEY,
+    }
+    cmd = [
+        sys.executable,
+        "-m",
+        "plait.cli.main",
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--log-level",
+        "warning",
+        "--no-access-log",
+        "--examples",
+        str(Path(tmp) / "no-examples"),
+    ]
+    proc = subprocess.Popen(cmd, env=env, cwd=tmp)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"plait serve exited with {proc.returncode}")
+        try:
+            if httpx.get(f"{base}/healthz", timeout=1).status_code < 500:
+                return proc, base
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError("plait serve did not start")
+
+
+async def _one(client: httpx.AsyncClient, i: int) -> float:
     t0 = time.perf_counter()
-    r = await client.post("/api/v1/flows/bench/runs", json={"inputs": {"q": i}})
+    r = await client.post("/api/v1/flows/bench/runs", params={"mode": "sync"}, json={"inputs": {"q": i}})
     body = r.json()
-    assert r.status_code == 200 and body["status"] == "completed", body
+    assert r.status_code == 200 and body["status"] == "completed" and body["outputs"]["q"] == i, body
     return time.perf_counter() - t0
 
 
-async def main(runs: int, nodes: int, concurrency: int) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(database_url=f"sqlite+aiosqlite:///{tmp}/bench.db", api_key=KEY)
-        app = create_app(settings)
-        async with app.router.lifespan_context(app):
-            transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(
-                transport=transport, base_url="http://bench", headers={"x-api-key": KEY}, timeout=120
-            ) as client:
-                assert (
-                    await client.post("/api/v1/flows", json={"document": chain(nodes)})
-                ).status_code == 201
-                assert (await client.post("/api/v1/flows/bench/versions")).status_code == 201
-                await one(client, -1)  # warm-up
-                out: dict[str, Any] = {}
-                t0 = time.perf_counter()
-                latencies = [await one(client, i) for i in range(runs)]
-                wall = time.perf_counter() - t0
-                out["sequential"] = _stats(latencies, wall, runs, nodes)
-                sem = asyncio.Semaphore(concurrency)
+async def _level(client: httpx.AsyncClient, runs: int, concurrency: int) -> dict[str, Any]:
+    counter = iter(range(runs))
+    latencies: list[float] = []
 
-                async def limited(i: int) -> float:
-                    async with sem:
-                        return await one(client, i)
+    async def worker() -> None:
+        for i in counter:
+            latencies.append(await _one(client, i))
 
-                t0 = time.perf_counter()
-                latencies = await asyncio.gather(*(limited(i) for i in range(runs)))
-                wall = time.perf_counter() - t0
-                out["concurrent"] = _stats(list(latencies), wall, runs, nodes)
-                out["concurrent"]["concurrency"] = concurrency
-                return out
-
-
-def _stats(latencies: list[float], wall: float, runs: int, nodes: int) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    wall = time.perf_counter() - t0
     latencies.sort()
     return {
+        "concurrency": concurrency,
         "runs": runs,
-        "nodes_per_run": nodes + 2,
         "runs_per_s": round(runs / wall, 1),
         "p50_ms": round(statistics.median(latencies) * 1000, 2),
-        "p95_ms": round(latencies[int(len(latencies) * 0.95) - 1] * 1000, 2),
-        "ms_per_node": round(statistics.median(latencies) * 1000 / (nodes + 2), 3),
+        "p99_ms": round(latencies[max(0, int(len(latencies) * 0.99) - 1)] * 1000, 2),
     }
+
+
+async def api(runs: int, levels: list[int]) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, base = start_server(tmp)
+        try:
+            limits = httpx.Limits(max_connections=max(levels), max_keepalive_connections=max(levels))
+            async with httpx.AsyncClient(
+                base_url=base, headers={"x-api-key": KEY}, timeout=120, limits=limits
+            ) as client:
+                r = await client.post("/api/v1/flows", json={"document": FLOW})
+                assert r.status_code == 201, r.text
+                assert (await client.post("/api/v1/flows/bench/versions")).status_code == 201
+                await _level(client, min(200, runs), max(levels))  # warm-up
+                return {f"c{c}": await _level(client, runs, c) for c in levels}
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+# ---------------------------------------------------------------- 2. SQL checkpoints
+async def checkpoints(nodes: int, repeat: int) -> dict[str, Any]:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from plait.store import Store
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = await Store.open(f"sqlite:///{tmp}/plait.db")
+        try:
+            flow = plait_chain(nodes)
+            cp = store.checkpointer
+
+            async def once() -> None:
+                result = await plait.run(flow, checkpointer=cp)
+                assert result.status == "completed", result.error
+
+            plait_us = statistics.median(await _time_async(once, repeat)) / nodes * 1e6
+        finally:
+            await store.close()
+
+        import sqlite3
+
+        conn = sqlite3.connect(f"{tmp}/langgraph.db", check_same_thread=False)
+        try:
+            graph = lg_chain(nodes, SqliteSaver(conn))
+            counter = iter(range(10**9))
+
+            def lg_once() -> None:
+                config = {"recursion_limit": nodes + 10, "configurable": {"thread_id": f"t{next(counter)}"}}
+                graph.invoke({"x": 0}, config, durability="sync")
+
+            lg_us = statistics.median(await asyncio.to_thread(_time_sync, lg_once, repeat)) / nodes * 1e6
+        finally:
+            conn.close()
+    return {
+        "nodes": nodes,
+        "plait_sql_us_per_node": round(plait_us, 1),
+        "langgraph_sqlite_us_per_node": round(lg_us, 1),
+        "ratio": round(lg_us / plait_us, 2),
+    }
+
+
+async def main(args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {"api": await api(args.runs, args.concurrency)}
+    out[f"checkpointed_{args.nodes}"] = await checkpoints(args.nodes, args.repeat)
+    return out
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=100)
-    parser.add_argument("--nodes", type=int, default=10)
-    parser.add_argument("--concurrency", type=int, default=10)
+    parser.add_argument("--runs", type=int, default=1000, help="runs per concurrency level")
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 64])
+    parser.add_argument("--nodes", type=int, default=100, help="length of the checkpointed chain")
+    parser.add_argument("--repeat", type=int, default=10, help="timed runs of the checkpointed chain")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    result = asyncio.run(main(args.runs, args.nodes, args.concurrency))
+    result = asyncio.run(main(args))
     if args.json:
         print(json.dumps(result))
     else:
+        for name, row in result["api"].items():
+            print(f"api {name:4s} " + "  ".join(f"{k}={v}" for k, v in row.items()))
         for name, row in result.items():
-            print(f"{name:11s} " + "  ".join(f"{k}={v}" for k, v in row.items()))
+            if name != "api":
+                print(f"{name} " + "  ".join(f"{k}={v}" for k, v in row.items()))

@@ -150,11 +150,14 @@ class ComponentBody(_In):
     )
 
 
-class ComponentPort(BaseModel):
+class ComponentOutput(BaseModel):
     name: str
     type: str = "any"
     description: str = ""
-    required: bool | None = None
+
+
+class ComponentInput(ComponentOutput):
+    required: bool = True
     default: Any = None
 
 
@@ -163,8 +166,8 @@ class ComponentValidationOut(BaseModel):
     class_name: str | None = None
     display_name: str = ""
     description: str = ""
-    inputs: list[ComponentPort] = Field(default_factory=list)
-    outputs: list[ComponentPort] = Field(default_factory=list)
+    inputs: list[ComponentInput] = Field(default_factory=list)
+    outputs: list[ComponentOutput] = Field(default_factory=list)
     error: str | None = Field(
         None, description="One line, e.g. 'line 3: `open` is not allowed in components'."
     )
@@ -178,8 +181,8 @@ class ComponentSummary(BaseModel):
     class_name: str
     display_name: str
     description: str = ""
-    inputs: list[ComponentPort] = Field(default_factory=list)
-    outputs: list[ComponentPort] = Field(default_factory=list)
+    inputs: list[ComponentInput] = Field(default_factory=list)
+    outputs: list[ComponentOutput] = Field(default_factory=list)
     builtin: bool = False
     version: int
     created_at: float
