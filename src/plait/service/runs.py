@@ -19,7 +19,7 @@ from sqlalchemy import select, update
 
 import plait
 from plait.engine import events as ev
-from plait.engine.api import Flow, _restored, _tracked, validate_inputs
+from plait.engine.api import Flow, validate_inputs
 from plait.engine.events import Event
 from plait.engine.runner import ResumeError, RunResult
 from plait.nodes.base import NodeError
@@ -670,22 +670,10 @@ class RunService:
                 ),
             )
             return
-        checkpoint = await cp.load(row.id)
-        has_interrupts = checkpoint is not None and any(d.status == "waiting" for d in checkpoint.deltas)
-        if not has_interrupts:
-            self._launch(
-                row.id, lambda: plait.resume(flow, row.id, checkpointer=cp, on_event=self._sink, env=env)
-            )
-            return
-
-        async def go() -> RunResult:
-            # plait.resume(data=None) would answer a pending interrupt with None; continue instead.
-            runner = await _restored(
-                flow, row.id, cp, on_event=self._sink, env=env, flows=None, timeout_s=None
-            )
-            return await _tracked(runner, runner.continue_())
-
-        self._launch(row.id, go)
+        # Without data, resume continues the run; nodes waiting for people keep waiting.
+        self._launch(
+            row.id, lambda: plait.resume(flow, row.id, checkpointer=cp, on_event=self._sink, env=env)
+        )
 
     async def _lease_keeper(self) -> None:
         """Renew the leases of the runs executing here (one UPDATE for all of them) and pass on
