@@ -356,3 +356,23 @@ async def test_resume_without_data_keeps_waiting_nodes_waiting():
     assert again.status == "waiting" and again.interrupt["node_id"] == "ask"
     done = await plait.resume(doc, "w", {"action": "submit"}, checkpointer=cp)
     assert done.status == "completed"
+
+
+async def test_subflow_by_id_from_an_async_loader():
+    child = flow(
+        [{"id": "o", "type": "output", "config": {"name": "v", "value": "{{inputs.x}}!"}}], id="child"
+    )
+    parent = flow(
+        [
+            {"id": "sub", "type": "subflow", "config": {"flow": "child", "inputs": {"x": "hi"}}},
+            {"id": "o", "type": "output", "config": {"value": "{{sub.v}}"}},
+        ],
+        [("sub", "o")],
+    )
+
+    async def loader(ref):
+        return child if ref == "child" else None
+
+    assert (await plait.run(parent, flows=loader)).outputs == {"o": "hi!"}
+    missing = await plait.run(parent, flows={})
+    assert missing.status == "failed" and "sub-flow 'child' not found" in missing.error

@@ -8,7 +8,7 @@ import hashlib
 import json
 import uuid
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from plait.nodes.base import NodeError
 from plait.nodes.registry import NodeRegistry, default_registry
 from plait.spec.loader import parse_document, read_document_data
 from plait.spec.models import FlowDocument
-from plait.spec.problems import Problem
+from plait.spec.problems import FlowValidationError, Problem
 
 MAX_SUBFLOW_DEPTH = 16
 
@@ -57,6 +57,9 @@ class Flow:
 
 
 FlowLike = Flow | FlowDocument | dict[str, Any] | str | Path
+# Where sub-flows named by id come from: a mapping, or an async lookup (the server's flow library).
+FlowLoader = Callable[[str], Awaitable[FlowLike | None]]
+FlowSource = Mapping[str, FlowLike] | FlowLoader
 
 
 _PLAN_CACHE: OrderedDict[tuple[int, str], Flow] = OrderedDict()
@@ -132,7 +135,7 @@ def _make_runner(
     checkpointer: Checkpointer | None,
     on_event: EventSink | None,
     env: Mapping[str, Any] | None,
-    flows: Mapping[str, FlowLike] | None,
+    flows: FlowSource | None,
     timeout_s: float | None,
     depth: int = 0,
     variables: dict[str, Any] | None = None,
@@ -162,7 +165,7 @@ async def run(
     on_event: EventSink | None = None,
     run_id: str | None = None,
     env: Mapping[str, Any] | None = None,
-    flows: Mapping[str, FlowLike] | None = None,
+    flows: FlowSource | None = None,
     timeout_s: float | None = None,
 ) -> RunResult:
     """Run a flow to completion (or until it waits for input). `env` holds flow secrets for `{{env.X}}`."""
@@ -215,7 +218,7 @@ async def resume(
     node_id: str | None = None,
     on_event: EventSink | None = None,
     env: Mapping[str, Any] | None = None,
-    flows: Mapping[str, FlowLike] | None = None,
+    flows: FlowSource | None = None,
     timeout_s: float | None = None,
 ) -> RunResult:
     """Continue a run from its checkpoint: after a crash, or answering a waiting node.
@@ -253,7 +256,7 @@ async def retry(
     new_run_id: str | None = None,
     on_event: EventSink | None = None,
     env: Mapping[str, Any] | None = None,
-    flows: Mapping[str, FlowLike] | None = None,
+    flows: FlowSource | None = None,
     timeout_s: float | None = None,
 ) -> RunResult:
     """A new run that reuses the recorded outputs of run `run_id` except `from_node` and what follows."""
@@ -306,7 +309,7 @@ def _subflow_resolver(
     *,
     checkpointer: Checkpointer | None,
     env: Mapping[str, Any] | None,
-    flows: Mapping[str, FlowLike] | None,
+    flows: FlowSource | None,
 ) -> Any:
     async def resolve(ref: str, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
         depth = ctx.runner.services.depth + 1
@@ -316,7 +319,7 @@ def _subflow_resolver(
                 hint="check for a flow that calls itself",
                 retryable=False,
             )
-        child_flow = _find_flow(parent, ref, flows)
+        child_flow = await _find_flow(parent, ref, flows)
         try:
             data = validate_inputs(child_flow, inputs)
         except RunInputError as exc:
@@ -341,9 +344,22 @@ def _subflow_resolver(
     return resolve
 
 
-def _find_flow(parent: Flow, ref: str, flows: Mapping[str, FlowLike] | None) -> Flow:
-    if flows and ref in flows:
-        return load_flow(flows[ref], registry=parent.registry)
+def _document_id(path: Path) -> str | None:
+    try:
+        data = read_document_data(path)
+    except FlowValidationError:
+        return None
+    return data.get("id") if isinstance(data.get("id"), str) else None
+
+
+async def _find_flow(parent: Flow, ref: str, flows: FlowSource | None) -> Flow:
+    if isinstance(flows, Mapping):
+        if ref in flows:
+            return load_flow(flows[ref], registry=parent.registry)
+    elif flows is not None:
+        found = await flows(ref)
+        if found is not None:
+            return load_flow(found, registry=parent.registry)
     candidates = [Path(ref)] if Path(ref).is_absolute() else []
     if parent.base_dir is not None:
         candidates.append(parent.base_dir / ref)
@@ -351,6 +367,10 @@ def _find_flow(parent: Flow, ref: str, flows: Mapping[str, FlowLike] | None) -> 
     for path in candidates:
         if path.is_file():
             return load_flow(path, registry=parent.registry)
+    if parent.base_dir is not None:  # a flow id: a sibling file whose document has that id
+        for path in sorted(parent.base_dir.iterdir()):
+            if path.suffix in (".json", ".yaml", ".yml") and _document_id(path) == ref:
+                return load_flow(path, registry=parent.registry)
     raise NodeError(
         f"sub-flow {ref!r} not found",
         retryable=False,

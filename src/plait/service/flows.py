@@ -213,6 +213,14 @@ class FlowService:
             document = v.document
         return self.compile(flow_id, document), number
 
+    async def load_subflow(self, ref: str) -> Flow | None:
+        """Sub-flow nodes name other flows of the library by id: their latest published version."""
+        try:
+            flow, _ = await self.resolve(ref, None)
+        except NotFound:
+            return None
+        return flow
+
     async def document_for_run(self, flow_id: str, version: int | None) -> Flow:
         if version is None:
             return self.compile(flow_id, (await self.get_row(flow_id)).draft)

@@ -162,12 +162,14 @@ class RunService:
             return {}
 
     def _launch(
-        self, run_id: str, factory: Callable[[], Awaitable[RunResult]]
+        self, run_id: str, factory: Callable[[], Awaitable[RunResult]], *, leased: bool = False
     ) -> asyncio.Task[RunResult | None]:
+        """Execute `factory()` as the run's task. `leased`: this process has just taken the run's
+        lease (in the statement that created the row), so it is not taken again."""
         if run_id in self._tasks:
             raise Conflict(f"run {run_id!r} is already executing")
         task = asyncio.get_running_loop().create_task(
-            self._guarded(run_id, factory), name=f"plait-run-{run_id}"
+            self._guarded(run_id, factory, leased), name=f"plait-run-{run_id}"
         )
         self._tasks[run_id] = task
 
@@ -178,9 +180,11 @@ class RunService:
         task.add_done_callback(_done)
         return task
 
-    async def _guarded(self, run_id: str, factory: Callable[[], Awaitable[RunResult]]) -> RunResult | None:
+    async def _guarded(
+        self, run_id: str, factory: Callable[[], Awaitable[RunResult]], leased: bool = False
+    ) -> RunResult | None:
         runs = self.store.runs
-        if not await runs.acquire_lease(run_id, self.owner, self.settings.lease_ttl_s):
+        if not leased and not await runs.acquire_lease(run_id, self.owner, self.settings.lease_ttl_s):
             log.warning("run %s is owned by another process; not executing it here", run_id)
             return None
         try:
@@ -214,7 +218,7 @@ class RunService:
             self.store.checkpointer.forget(run_id)
             self.bus.release(run_id)
             try:
-                await asyncio.shield(runs.release_lease(run_id, self.owner))
+                await asyncio.shield(self.store.checkpointer.release_lease(run_id, self.owner))
             except (Exception, asyncio.CancelledError):  # noqa: BLE001
                 pass
 
@@ -250,20 +254,29 @@ class RunService:
         run_id = uuid.uuid4().hex
         self._claimed.add(run_id)
         try:
-            await self.store.runs.create(
-                run_id, flow_id, inputs=data, version=number, status="queued", variables=flow.doc.variables
+            # One write: the row is created queued and leased to this process.
+            await self.store.checkpointer.create_run(
+                run_id,
+                flow_id,
+                inputs=data,
+                version=number,
+                status="queued",
+                variables=flow.doc.variables,
+                lease_owner=self.owner,
+                lease_until=time.time() + self.settings.lease_ttl_s,
             )
-            await self.store.runs.acquire_lease(run_id, self.owner, self.settings.lease_ttl_s)
             env = await self._env()
             task = self._launch(
                 run_id,
-                lambda: plait.run(
+                leased=True,
+                factory=lambda: plait.run(
                     flow,
                     data,
                     checkpointer=self.store.checkpointer,
                     on_event=self._sink,
                     run_id=run_id,
                     env=env,
+                    flows=self.flows.load_subflow,
                 ),
             )
         finally:
@@ -514,6 +527,7 @@ class RunService:
                 checkpointer=self.store.checkpointer,
                 on_event=self._sink,
                 env=env,
+                flows=self.flows.load_subflow,
             ),
         )
         return task_view(done)
@@ -528,15 +542,16 @@ class RunService:
         new_id = uuid.uuid4().hex
         self._claimed.add(new_id)
         try:
-            await self.store.runs.create(
+            await self.store.checkpointer.create_run(
                 new_id,
                 row.flow_id,
                 inputs=row.inputs,
                 version=row.version,
                 status="queued",
                 variables=row.variables,
+                lease_owner=self.owner,
+                lease_until=time.time() + self.settings.lease_ttl_s,
             )
-            await self.store.runs.acquire_lease(new_id, self.owner, self.settings.lease_ttl_s)
             env = await self._env()
         except BaseException:
             self._claimed.discard(new_id)
@@ -552,12 +567,13 @@ class RunService:
                     new_run_id=new_id,
                     on_event=self._sink,
                     env=env,
+                    flows=self.flows.load_subflow,
                 )
             finally:
                 self.store.checkpointer.forget(run_id)
 
         try:
-            self._launch(new_id, go)
+            self._launch(new_id, go, leased=True)
         finally:
             self._claimed.discard(new_id)
         return new_id
@@ -622,6 +638,7 @@ class RunService:
                     checkpointer=self.store.checkpointer,
                     on_event=self._sink,
                     env=env,
+                    flows=self.flows.load_subflow,
                 ),
             )
 
@@ -666,13 +683,22 @@ class RunService:
             self._launch(
                 row.id,
                 lambda: plait.run(
-                    flow, row.inputs, checkpointer=cp, on_event=self._sink, run_id=row.id, env=env
+                    flow,
+                    row.inputs,
+                    checkpointer=cp,
+                    on_event=self._sink,
+                    run_id=row.id,
+                    env=env,
+                    flows=self.flows.load_subflow,
                 ),
             )
             return
         # Without data, resume continues the run; nodes waiting for people keep waiting.
         self._launch(
-            row.id, lambda: plait.resume(flow, row.id, checkpointer=cp, on_event=self._sink, env=env)
+            row.id,
+            lambda: plait.resume(
+                flow, row.id, checkpointer=cp, on_event=self._sink, env=env, flows=self.flows.load_subflow
+            ),
         )
 
     async def _lease_keeper(self) -> None:

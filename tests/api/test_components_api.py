@@ -1,0 +1,143 @@
+"""/api/v1/components: validate, register, list, get, delete; a registered component in a flow run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from plait.nodes.builtin.component import component_source
+from plait.nodes.registry import default_registry
+from plait.sdk.templates import FETCH_TEXT
+
+SHOUT = """\
+from plait.sdk import Component, Input, Output
+
+
+class Shout(Component):
+    display_name = "Shout"
+    description = "Upper-cases a text."
+    inputs = [Input("text", "string"), Input("marks", "integer", required=False, default=1)]
+    outputs = [Output("text", "string")]
+
+    def run(self, text, marks=1):
+        return {"text": text.upper() + "!" * marks}
+"""
+
+
+def shout_flow() -> dict[str, Any]:
+    return {
+        "schema": "plait/flow@1",
+        "id": "shouting",
+        "inputs": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+        "nodes": [
+            {"id": "start", "type": "start"},
+            {
+                "id": "shout",
+                "type": "component",
+                "config": {"component": "Shout", "inputs": {"text": "{{inputs.text}}", "marks": 2}},
+            },
+            {"id": "out", "type": "output", "config": {"name": "result", "value": "{{shout.text}}"}},
+        ],
+        "edges": [{"source": "start", "target": "shout"}, {"source": "shout", "target": "out"}],
+    }
+
+
+async def test_component_lifecycle_and_flow_run(client: httpx.AsyncClient) -> None:
+    r = await client.get("/api/v1/components")
+    assert r.status_code == 200 and r.json() == []
+
+    r = await client.post("/api/v1/components/validate", json={"source": SHOUT})
+    assert r.status_code == 200
+    body = r.json()
+    assert body["valid"] is True and body["class_name"] == "Shout" and body["error"] is None
+    assert [i["name"] for i in body["inputs"]] == ["text", "marks"]
+    assert (await client.get("/api/v1/components/Shout")).status_code == 404  # validate stores nothing
+
+    r = await client.post("/api/v1/components", json={"source": SHOUT})
+    assert r.status_code == 201, r.text
+    created = r.json()
+    assert created["name"] == "Shout" and created["version"] == 1 and created["source"] == SHOUT
+    assert created["outputs"] == [{"name": "text", "type": "string", "description": ""}]
+
+    listed = (await client.get("/api/v1/components")).json()
+    assert [c["name"] for c in listed] == ["Shout"] and "source" not in listed[0]
+    got = (await client.get("/api/v1/components/Shout")).json()
+    assert got["display_name"] == "Shout" and got["source"] == SHOUT
+
+    # the palette sees it
+    names = [e["name"] for e in default_registry().describe_all()]
+    assert "component:Shout" in names
+
+    # run it through a flow
+    r = await client.post("/api/v1/flows", json={"document": shout_flow()})
+    assert r.status_code == 201, r.text
+    r = await client.post(
+        "/api/v1/flows/shouting/runs", json={"inputs": {"text": "hey"}}, params={"version": "draft"}
+    )
+    assert r.status_code == 200, r.text
+    run = r.json()
+    assert run["status"] == "completed", run
+    assert run["outputs"] == {"result": "HEY!!"}
+
+    # replacing bumps the version
+    r = await client.post(
+        "/api/v1/components", json={"source": SHOUT.replace('"!"', '"?"'), "class_name": "Shout"}
+    )
+    assert r.status_code == 201 and r.json()["version"] == 2
+
+    r = await client.delete("/api/v1/components/Shout")
+    assert r.status_code == 204
+    assert (await client.get("/api/v1/components/Shout")).status_code == 404
+    assert (await client.delete("/api/v1/components/Shout")).status_code == 404
+    assert "component:Shout" not in [e["name"] for e in default_registry().describe_all()]
+
+
+async def test_invalid_component_is_422_with_the_validation_result(client: httpx.AsyncClient) -> None:
+    source = SHOUT.replace('text.upper() + "!" * marks', "open(text).read()")
+    r = await client.post("/api/v1/components", json={"source": source})
+    assert r.status_code == 422
+    error = r.json()["error"]
+    assert error["code"] == "invalid_component"
+    assert error["message"].startswith("invalid component: line 11: `open` is not allowed in components")
+    assert error["details"]["valid"] is False and error["details"]["stage"] == "scan"
+    assert (await client.get("/api/v1/components")).json() == []
+
+    r = await client.post("/api/v1/components/validate", json={"source": source})
+    assert r.status_code == 200 and r.json()["valid"] is False
+    assert r.json()["error"].startswith("line 11: `open`")
+
+    r = await client.post("/api/v1/components", json={"source": "import no_such_mod_q\n"})
+    assert r.status_code == 422
+    assert (
+        r.json()["error"]["details"]["error"]
+        == "line 1: ModuleNotFoundError: No module named 'no_such_mod_q'"
+    )
+
+    r = await client.post("/api/v1/components", json={"source": SHOUT, "class_name": "bad name"})
+    assert r.status_code == 422 and "invalid class name" in r.json()["error"]["message"]
+
+    reserved = SHOUT.replace('Output("text", "string")', 'Output("component_as_tool", "string")')
+    r = await client.post("/api/v1/components/validate", json={"source": reserved})
+    assert r.json()["valid"] is False and "`component_as_tool` is reserved" in r.json()["error"]
+
+    too_big = SHOUT + "#" * (1 << 20)
+    r = await client.post("/api/v1/components/validate", json={"source": too_big})
+    assert r.json()["valid"] is False and "1 MiB" in r.json()["error"]
+
+
+async def test_builtin_template_registers_despite_env_access(client: httpx.AsyncClient) -> None:
+    r = await client.post("/api/v1/components", json={"source": FETCH_TEXT})
+    assert r.status_code == 201, r.text
+    assert r.json()["builtin"] is True and r.json()["name"] == "FetchText"
+    modified = FETCH_TEXT.replace('"HTTPS_PROXY"', '"OPENAI_API_KEY"')
+    r = await client.post("/api/v1/components", json={"source": modified})
+    assert r.status_code == 422 and "environment access" in r.json()["error"]["message"]
+
+
+async def test_components_require_a_key(app: Any, client: httpx.AsyncClient) -> None:
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as anon:
+        assert (await anon.get("/api/v1/components")).status_code == 401
+        assert (await anon.post("/api/v1/components/validate", json={"source": SHOUT})).status_code == 401
+    assert component_source() is app.state.services.components
