@@ -31,9 +31,8 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from engine import _time_async, _time_sync, lg_chain, plait_chain  # noqa: E402
-
 import plait  # noqa: E402
+from engine import _time_async, _time_sync, lg_chain, plait_chain  # noqa: E402
 
 KEY = "bench-key"
 
@@ -106,9 +105,15 @@ async def _level(client: httpx.AsyncClient, runs: int, concurrency: int) -> dict
     counter = iter(range(runs))
     latencies: list[float] = []
 
+    errors = 0
+
     async def worker() -> None:
+        nonlocal errors
         for i in counter:
-            latencies.append(await _one(client, i))
+            try:
+                latencies.append(await _one(client, i))
+            except httpx.TransportError:  # counted and reported, not timed
+                errors += 1
 
     t0 = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
@@ -117,7 +122,8 @@ async def _level(client: httpx.AsyncClient, runs: int, concurrency: int) -> dict
     return {
         "concurrency": concurrency,
         "runs": runs,
-        "runs_per_s": round(runs / wall, 1),
+        "transport_errors": errors,
+        "runs_per_s": round(len(latencies) / wall, 1),
         "p50_ms": round(statistics.median(latencies) * 1000, 2),
         "p99_ms": round(latencies[max(0, int(len(latencies) * 0.99) - 1)] * 1000, 2),
     }
@@ -127,15 +133,24 @@ async def api(runs: int, levels: list[int]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         proc, base = start_server(tmp)
         try:
-            limits = httpx.Limits(max_connections=max(levels), max_keepalive_connections=max(levels))
-            async with httpx.AsyncClient(
-                base_url=base, headers={"x-api-key": KEY}, timeout=120, limits=limits
-            ) as client:
-                r = await client.post("/api/v1/flows", json={"document": FLOW})
+            # A fresh client per level: keep-alive connections left idle by a smaller level
+            # would be closed by the server (uvicorn's keep-alive timeout) under the next one.
+            def client(n: int) -> httpx.AsyncClient:
+                limits = httpx.Limits(max_connections=n, max_keepalive_connections=n)
+                return httpx.AsyncClient(
+                    base_url=base, headers={"x-api-key": KEY}, timeout=120, limits=limits
+                )
+
+            async with client(1) as c:
+                r = await c.post("/api/v1/flows", json={"document": FLOW})
                 assert r.status_code == 201, r.text
-                assert (await client.post("/api/v1/flows/bench/versions")).status_code == 201
-                await _level(client, min(200, runs), max(levels))  # warm-up
-                return {f"c{c}": await _level(client, runs, c) for c in levels}
+                assert (await c.post("/api/v1/flows/bench/versions")).status_code == 201
+            out: dict[str, Any] = {}
+            for n in levels:
+                async with client(n) as c:
+                    await _level(c, min(100, runs), n)  # warm-up: connections, caches
+                    out[f"c{n}"] = await _level(c, runs, n)
+            return out
         finally:
             proc.terminate()
             try:

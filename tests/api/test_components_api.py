@@ -141,3 +141,61 @@ async def test_components_require_a_key(app: Any, client: httpx.AsyncClient) -> 
         assert (await anon.get("/api/v1/components")).status_code == 401
         assert (await anon.post("/api/v1/components/validate", json={"source": SHOUT})).status_code == 401
     assert component_source() is app.state.services.components
+
+
+async def _user_client(app: Any, email: str) -> httpx.AsyncClient:
+    store = app.state.services.store
+    user = await store.users.create(email=email, name=email)
+    _, key = await store.api_keys.create(email, user_id=user.id)
+    transport = httpx.ASGITransport(app=app)
+    return httpx.AsyncClient(
+        transport=transport, base_url="http://test", headers={"x-api-key": key}, timeout=30
+    )
+
+
+async def test_components_are_per_user(app: Any, client: httpx.AsyncClient) -> None:
+    alice = await _user_client(app, "alice@example.com")
+    bob = await _user_client(app, "bob@example.com")
+    async with alice, bob:
+        # the same name for both users, each with their own code
+        r = await alice.post("/api/v1/components", json={"source": SHOUT})
+        assert r.status_code == 201, r.text
+        assert (await alice.get("/api/v1/components/Shout")).json()["source"] == SHOUT
+        assert (await bob.get("/api/v1/components/Shout")).status_code == 404
+        assert (await bob.get("/api/v1/components")).json() == []
+        assert (await bob.delete("/api/v1/components/Shout")).status_code == 404
+        assert (await client.get("/api/v1/components")).json() == []  # the deployment-wide owner
+
+        bob_source = SHOUT.replace('"!"', '"?"')
+        r = await bob.post("/api/v1/components", json={"source": bob_source})
+        assert r.status_code == 201 and r.json()["version"] == 1
+        assert (await bob.get("/api/v1/components/Shout")).json()["source"] == bob_source
+        assert (await alice.get("/api/v1/components/Shout")).json()["source"] == SHOUT
+        assert [c["name"] for c in (await alice.get("/api/v1/components")).json()] == ["Shout"]
+        # user components stay out of the (deployment-wide) palette
+        assert "component:Shout" not in [e["name"] for e in default_registry().describe_all()]
+
+        # a run uses the components of the flow's owner
+        r = await alice.post("/api/v1/flows", json={"document": shout_flow()})
+        assert r.status_code == 201, r.text
+        run = {"inputs": {"text": "hey"}}
+        for caller in (alice, bob):
+            r = await caller.post("/api/v1/flows/shouting/runs", json=run, params={"version": "draft"})
+            assert r.status_code == 200, r.text
+            assert r.json()["outputs"] == {"result": "HEY!!"}, r.json()
+
+        bob_flow = {**shout_flow(), "id": "bob-shouting"}
+        r = await bob.post("/api/v1/flows", json={"document": bob_flow})
+        assert r.status_code == 201, r.text
+        r = await bob.post("/api/v1/flows/bob-shouting/runs", json=run, params={"version": "draft"})
+        assert r.status_code == 200 and r.json()["outputs"] == {"result": "HEY??"}, r.text
+
+        # a flow of the deployment-wide owner sees neither user's component
+        r = await client.post("/api/v1/flows", json={"document": {**shout_flow(), "id": "shared"}})
+        assert r.status_code == 201, r.text
+        r = await client.post("/api/v1/flows/shared/runs", json=run, params={"version": "draft"})
+        assert r.json()["status"] == "failed" and "no component named 'Shout'" in r.json()["error"], r.text
+
+        assert (await bob.delete("/api/v1/components/Shout")).status_code == 204
+        assert (await bob.get("/api/v1/components/Shout")).status_code == 404
+        assert (await alice.get("/api/v1/components/Shout")).status_code == 200

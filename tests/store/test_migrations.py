@@ -8,7 +8,7 @@ from pathlib import Path
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import inspect
+from sqlalchemy import inspect, text
 
 from plait.store import Store, create_engine_from_url, current_revision, head_revision, migrate
 from plait.store.migrate import MIGRATIONS_DIR, alembic_config
@@ -43,7 +43,7 @@ async def test_migrate_creates_every_table_and_is_idempotent(db_url: str) -> Non
     assert set(TABLES) == EXPECTED_TABLES
     assert await current_revision(db_url) is None
     await migrate(db_url)
-    assert await current_revision(db_url) == head_revision() == "0001"
+    assert await current_revision(db_url) == head_revision() == "0002"
     assert await _tables(db_url) == EXPECTED_TABLES | {"alembic_version"}
     await migrate(db_url)  # second run: nothing to do, no error
     assert await current_revision(db_url) == head_revision()
@@ -83,6 +83,41 @@ async def test_downgrade_to_base_and_upgrade_again(db_url: str) -> None:
     assert await _tables(db_url) <= {"alembic_version"}
     await migrate(db_url)
     assert await _tables(db_url) == EXPECTED_TABLES | {"alembic_version"}
+
+
+async def test_upgrade_0001_to_0002_keeps_components_as_shared(db_url: str, box: object) -> None:
+    engine = create_engine_from_url(db_url)
+
+    def upgrade(conn: object, target: str) -> None:
+        cfg = alembic_config()
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, target)
+
+    try:
+        async with engine.connect() as conn:
+            await conn.run_sync(upgrade, "0001")
+            await conn.execute(
+                text(
+                    "INSERT INTO components (id, name, kind, description, code, spec, version,"
+                    " created_at, updated_at) VALUES ('c1', 'Upper', 'node', 'd', 'code', '{}', 3, 1.0, 2.0)"
+                )
+            )
+            await conn.commit()
+            await conn.run_sync(upgrade, "0002")
+            await conn.commit()
+    finally:
+        await engine.dispose()
+    assert await current_revision(db_url) == "0002"
+    store = await Store.open(db_url, box=box)  # type: ignore[arg-type]
+    try:
+        row = await store.components.get("Upper")
+        assert row is not None and row.id == "c1" and row.owner_id is None and row.version == 3
+        assert row.code == "code" and row.description == "d" and row.updated_at == 2.0
+        user = await store.users.create(email="a@example.com")
+        mine = await store.components.save("Upper", "mine", owner_id=user.id)  # same name, new owner
+        assert mine.id != "c1" and (await store.components.save("Upper", "new")).id == "c1"
+    finally:
+        await store.close()
 
 
 async def test_concurrent_migrations_in_one_process(db_url: str) -> None:

@@ -398,6 +398,33 @@ async def test_components(store: Store) -> None:
     assert await store.components.delete("Tool") is False
 
 
+async def test_components_are_scoped_to_their_owner(store: Store) -> None:
+    alice = await store.users.create(email="alice@example.com")
+    bob = await store.users.create(email="bob@example.com")
+    shared = await store.components.save("Upper", "shared")
+    a = await store.components.save("Upper", "alice", owner_id=alice.id)
+    b = await store.components.save("Upper", "bob", owner_id=bob.id)
+    assert len({shared.id, a.id, b.id}) == 3 and a.owner_id == alice.id and shared.owner_id is None
+    a2 = await store.components.save("Upper", "alice v2", owner_id=alice.id)
+    assert a2.id == a.id and a2.version == 2
+    s2 = await store.components.save("Upper", "shared v2")  # the NULL owner upserts too
+    assert s2.id == shared.id and s2.version == 2
+    assert (await store.components.get("Upper")).code == "shared v2"
+    assert (await store.components.get("Upper", owner_id=alice.id)).code == "alice v2"
+    assert (await store.components.get("Upper", owner_id=bob.id)).code == "bob"
+    await store.components.save("Lower", "alice", owner_id=alice.id)
+    assert [c.name for c in await store.components.list(owner_id=alice.id)] == ["Lower", "Upper"]
+    assert [c.name for c in await store.components.list(owner_id=bob.id)] == ["Upper"]
+    assert [c.name for c in await store.components.list()] == ["Upper"]
+    assert await store.components.get("Lower", owner_id=bob.id) is None
+    assert await store.components.delete("Lower", owner_id=bob.id) is False
+    assert await store.components.delete("Upper", owner_id=bob.id) is True
+    assert (await store.components.get("Upper", owner_id=alice.id)).code == "alice v2"
+    assert (await store.components.get("Upper")).code == "shared v2"
+    await store.users.delete(alice.id)  # a user's components go with the user
+    assert await store.components.list(owner_id=alice.id) == []
+
+
 # ---------------------------------------------------------------------------------- triggers
 async def test_triggers(store: Store) -> None:
     await store.flows.create("f1", DOC)

@@ -54,11 +54,16 @@ async def require_key(
     request: Request,
     key: Annotated[str | None, Security(api_key_header)] = None,
     cred: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)] = None,
-) -> None:
+) -> str | None:
+    """Verify the API key; the caller's owner (the key's user id; None: deployment-wide, also
+    when auth is off). FastAPI caches it per request, so routes can depend on it again (`Owner`)."""
     services = _services(request)
     if not services.settings.require_auth:
-        return
-    await services.check_key(key or (cred.credentials if cred else None))
+        return None
+    return await services.check_key(key or (cred.credentials if cred else None))
+
+
+Owner = Annotated[str | None, Depends(require_key)]
 
 
 def _id(value: str, what: str) -> str:
@@ -110,18 +115,20 @@ async def list_flows(
 
 
 @flows.post("", status_code=201, response_model=s.FlowOut)
-async def create_flow(svc: Svc, body: s.FlowCreate) -> Any:
+async def create_flow(svc: Svc, owner: Owner, body: s.FlowCreate) -> Any:
     return await svc.flows.create(
-        body.document, flow_id=body.id, name=body.name, description=body.description
+        body.document, flow_id=body.id, name=body.name, description=body.description, owner_id=owner
     )
 
 
 @flows.post("/import", status_code=201, response_model=s.FlowOut)
-async def import_flow(svc: Svc, body: s.FlowImport) -> Any:
+async def import_flow(svc: Svc, owner: Owner, body: s.FlowImport) -> Any:
     source: Any = body.document if body.document is not None else body.content
     if source is None:
         raise ServiceError("give the flow as `content` (JSON/YAML text) or `document`", code="invalid")
-    return await svc.flows.import_document(source, overwrite=body.overwrite, publish=body.publish)
+    return await svc.flows.import_document(
+        source, overwrite=body.overwrite, publish=body.publish, owner_id=owner
+    )
 
 
 @flows.get("/{flow_id}", response_model=s.FlowOut)
@@ -303,16 +310,16 @@ components = APIRouter(
 
 
 @components.get("", response_model=list[s.ComponentSummary])
-async def list_components(svc: Svc) -> Any:
-    return await svc.components.list()
+async def list_components(svc: Svc, owner: Owner) -> Any:
+    return await svc.components.list(owner_id=owner)
 
 
 @components.post("", status_code=201, response_model=s.ComponentOut)
-async def create_component(svc: Svc, body: s.ComponentBody) -> Any:
+async def create_component(svc: Svc, owner: Owner, body: s.ComponentBody) -> Any:
     """Validate (AST scan + load in the sandbox) and register the component under its class name,
     replacing an existing one (its version goes up). 422 `invalid_component` with the validation
     result as `details` when invalid."""
-    return await svc.components.create(body.source, body.class_name)
+    return await svc.components.create(body.source, body.class_name, owner_id=owner)
 
 
 @components.post("/validate", response_model=s.ComponentValidationOut)
@@ -322,13 +329,13 @@ async def validate_component(svc: Svc, body: s.ComponentBody) -> Any:
 
 
 @components.get("/{name}", response_model=s.ComponentOut)
-async def get_component(svc: Svc, name: str) -> Any:
-    return await svc.components.get_view(_id(name, "component"))
+async def get_component(svc: Svc, owner: Owner, name: str) -> Any:
+    return await svc.components.get_view(_id(name, "component"), owner_id=owner)
 
 
 @components.delete("/{name}", status_code=204)
-async def delete_component(svc: Svc, name: str) -> Response:
-    await svc.components.delete(_id(name, "component"))
+async def delete_component(svc: Svc, owner: Owner, name: str) -> Response:
+    await svc.components.delete(_id(name, "component"), owner_id=owner)
     return Response(status_code=204)
 
 

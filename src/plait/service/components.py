@@ -1,9 +1,14 @@
 """Custom-component registry use cases: validate, register, list, get, delete (docs/components.md).
 
-The store's `components` table holds each component under its class name (`name`) with its
-source (`code`) and the introspected spec (display name, inputs, outputs). The service is also the
-`ComponentSource` of the `component` node: `get` reads the store (authoritative), `specs` serves
-the palette from a cache refreshed at start-up and after every change.
+The store's `components` table holds each component under its owner (`owner_id`: the user of the
+caller's API key; None: the deployment-wide owner, keys without a user) and class name (`name`)
+with its source (`code`) and the introspected spec (display name, inputs, outputs). Every use case
+is scoped to one owner: another owner's components are invisible and may share names.
+
+The service is also the `ComponentSource` of the `component` node. A run resolves the components
+of its flow's owner (`flows.owner_id`, set from the creating key's user): `get_for_run(name,
+run_id)` reads the run's flow and caches its owner per run. `get(name)` (no run) and the palette
+(`specs`, a cache refreshed at start-up and after every change) see the deployment-wide components.
 """
 
 from __future__ import annotations
@@ -37,21 +42,44 @@ def component_view(row: Component, *, source: bool = True) -> dict[str, Any]:
     return out
 
 
+RUN_OWNER_CACHE = 1024
+
+
 class ComponentService:
     def __init__(self, store: Store, pool: SandboxPool | None = None) -> None:
         self.store = store
         self.pool = pool  # None: the sandbox's default pool
-        self._specs: dict[str, dict[str, Any]] = {}
+        self._specs: dict[str, dict[str, Any]] = {}  # deployment-wide components (the palette)
+        self._run_owners: dict[str, str | None] = {}  # run id -> owner of its flow
 
     # ------------------------------------------------------------ ComponentSource (node layer)
-    async def get_source(self, name: str) -> tuple[str, str] | None:
-        row = await self.store.components.get(name)
+    async def get_source(self, name: str, *, owner_id: str | None = None) -> tuple[str, str] | None:
+        row = await self.store.components.get(name, owner_id=owner_id)
         if row is None or row.kind != "node":
             return None
         return row.code, (row.spec or {}).get("class_name") or row.name
 
-    def get(self, name: str) -> Any:  # ComponentSource.get (awaitable)
+    def get(self, name: str) -> Any:  # ComponentSource.get (awaitable): deployment-wide
         return self.get_source(name)
+
+    async def get_for_run(self, name: str, run_id: str) -> tuple[str, str] | None:
+        """The component `name` of the owner of the run's flow (see the module docstring)."""
+        return await self.get_source(name, owner_id=await self.run_owner(run_id))
+
+    async def run_owner(self, run_id: str) -> str | None:
+        """The owner of the flow a stored run belongs to; None for runs outside the library (or
+        flows without an owner). A flow's owner never changes, so it is cached per run."""
+        if run_id in self._run_owners:
+            return self._run_owners[run_id]
+        owner = None
+        run = await self.store.runs.get(run_id)
+        if run is not None:
+            flow = await self.store.flows.get(run.flow_id)
+            owner = flow.owner_id if flow is not None else None
+        while len(self._run_owners) >= RUN_OWNER_CACHE:
+            self._run_owners.pop(next(iter(self._run_owners)))
+        self._run_owners[run_id] = owner
+        return owner
 
     def specs(self) -> list[dict[str, Any]]:
         return [self._specs[n] for n in sorted(self._specs)]
@@ -70,13 +98,16 @@ class ComponentService:
             set_component_source(None)
 
     # --------------------------------------------------------------------------- use cases
+    # `owner_id`: the caller's owner (the API key's user; None: deployment-wide).
     async def validate(self, source: Any, class_name: str | None = None) -> dict[str, Any]:
         return (await self._validate(source, class_name)).to_dict()
 
     async def _validate(self, source: Any, class_name: str | None) -> ComponentValidation:
         return await validate_component(source, class_name, pool=self.pool)
 
-    async def create(self, source: Any, class_name: str | None = None) -> dict[str, Any]:
+    async def create(
+        self, source: Any, class_name: str | None = None, *, owner_id: str | None = None
+    ) -> dict[str, Any]:
         """Validate and store (or replace) the component; 422 with the validation result if invalid."""
         result = await self._validate(source, class_name)
         if not result.valid:
@@ -85,25 +116,33 @@ class ComponentService:
             )
         assert result.class_name is not None
         row = await self.store.components.save(
-            result.class_name, source, spec=result.spec(), description=result.description, kind="node"
+            result.class_name,
+            source,
+            owner_id=owner_id,
+            spec=result.spec(),
+            description=result.description,
+            kind="node",
         )
-        self._specs[row.name] = {**result.spec(), "class_name": row.name}
+        if owner_id is None:
+            self._specs[row.name] = {**result.spec(), "class_name": row.name}
         return component_view(row)
 
-    async def list(self) -> list[dict[str, Any]]:
-        return [component_view(r, source=False) for r in await self.store.components.list(kind="node")]
+    async def list(self, *, owner_id: str | None = None) -> list[dict[str, Any]]:
+        rows = await self.store.components.list(owner_id=owner_id, kind="node")
+        return [component_view(r, source=False) for r in rows]
 
-    async def get_view(self, name: str) -> dict[str, Any]:
-        row = await self._row(name)
+    async def get_view(self, name: str, *, owner_id: str | None = None) -> dict[str, Any]:
+        row = await self._row(name, owner_id)
         return component_view(row)
 
-    async def delete(self, name: str) -> None:
-        await self._row(name)
-        await self.store.components.delete(name)
-        self._specs.pop(name, None)
+    async def delete(self, name: str, *, owner_id: str | None = None) -> None:
+        await self._row(name, owner_id)
+        await self.store.components.delete(name, owner_id=owner_id)
+        if owner_id is None:
+            self._specs.pop(name, None)
 
-    async def _row(self, name: str) -> Component:
-        row = None if check_class_name(name) else await self.store.components.get(name)
+    async def _row(self, name: str, owner_id: str | None) -> Component:
+        row = None if check_class_name(name) else await self.store.components.get(name, owner_id=owner_id)
         if row is None or row.kind != "node":
             raise NotFound(f"no component {name!r}")
         return row

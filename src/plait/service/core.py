@@ -30,7 +30,7 @@ class Services:
         self.flows = FlowService(store)
         self.runs = RunService(store, self.flows, settings, self.bus)
         self.components = ComponentService(store)
-        self._key_cache: dict[str, float] = {}
+        self._key_cache: dict[str, tuple[float, str | None]] = {}  # key -> (expiry, owner)
         self.admin_key: str | None = None
 
     @classmethod
@@ -77,20 +77,24 @@ class Services:
                 log.warning("cannot import example %s: %s", path.name, exc)
         return imported
 
-    async def check_key(self, key: str | None) -> None:
+    async def check_key(self, key: str | None) -> str | None:
+        """Verify the API key; returns its owner (the key's user id; None for keys without a user
+        and for the configured `api_key`: the deployment-wide owner). Raises Unauthorized."""
         if not key:
             raise Unauthorized("an API key is required (x-api-key header or Authorization: Bearer)")
         if self.settings.api_key and hmac.compare_digest(key.encode(), self.settings.api_key.encode()):
-            return
+            return None
         now = time.monotonic()
         cached = self._key_cache.get(key)
-        if cached is not None and cached > now:
-            return
-        if await self.store.api_keys.verify(key, touch=False) is None:
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        row = await self.store.api_keys.verify(key, touch=False)
+        if row is None:
             raise Unauthorized("invalid API key")
         if len(self._key_cache) > 1000:
             self._key_cache.clear()
-        self._key_cache[key] = now + KEY_CACHE_S
+        self._key_cache[key] = (now + KEY_CACHE_S, row.user_id)
+        return row.user_id
 
     async def close(self) -> None:
         self.components.close()

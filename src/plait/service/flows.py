@@ -80,6 +80,7 @@ def version_view(row: FlowVersion, *, document: bool = True) -> dict[str, Any]:
 class FlowService:
     def __init__(self, store: Store) -> None:
         self.store = store
+        self._compiled: dict[tuple[Any, ...], Flow] = {}
 
     # ------------------------------------------------------------------ drafts
     async def create(
@@ -90,7 +91,10 @@ class FlowService:
         name: str | None = None,
         description: str | None = None,
         overwrite: bool = False,
+        owner_id: str | None = None,
     ) -> dict[str, Any]:
+        """Store a new flow draft. `owner_id`: the creating key's user (None: deployment-wide); a
+        run of the flow uses its owner's custom components. Overwriting keeps the owner."""
         if not isinstance(document, dict):
             raise Invalid("the flow document must be a JSON object")
         fid = check_flow_id(flow_id or str(document.get("id") or ""))
@@ -104,6 +108,7 @@ class FlowService:
                 doc,
                 name=name if name is not None else str(doc.get("name") or fid),
                 description=description if description is not None else str(doc.get("description") or ""),
+                owner_id=owner_id,
             )
         except IntegrityError:
             raise Conflict(f"flow {fid!r} already exists", details={"hint": "update it with PUT"}) from None
@@ -185,33 +190,33 @@ class FlowService:
     async def resolve(self, flow_id: str, version: str | int | None) -> tuple[Flow, int | None]:
         """The compiled flow to run: `version` N, "latest" (published), "draft", or None (latest
         published, else the draft). Raises NotFound / Conflict / Invalid (with the problems)."""
-        row = await self.get_row(flow_id)
         number: int | None
-        document: dict[str, Any]
         spec = "default" if version is None else str(version).strip().lower()
         if spec == "draft":
-            number, document = None, row.draft
-        elif spec in ("latest", "default"):
+            return self.compile(flow_id, (await self.get_row(flow_id)).draft), None
+        if spec in ("latest", "default"):
+            # A version implies its flow (versions are deleted with it): the flow row is read
+            # only when there is no published version.
             v = await self.store.flows.get_version(flow_id, None)
             if v is None:
+                row = await self.get_row(flow_id)
                 if spec == "latest":
                     raise Conflict(
                         f"flow {flow_id!r} has no published version",
                         details={"hint": "publish it, or run the draft with version=draft"},
                     )
-                number, document = None, row.draft
-            else:
-                number, document = v.version, v.document
-        else:
-            try:
-                number = int(spec)
-            except ValueError:
-                raise Invalid(f"version must be a number, 'latest' or 'draft', not {version!r}") from None
-            v = await self.store.flows.get_version(flow_id, number)
-            if v is None:
-                raise NotFound(f"flow {flow_id!r} has no version {number}")
-            document = v.document
-        return self.compile(flow_id, document), number
+                return self.compile(flow_id, row.draft), None
+            return self._compiled_version(v), v.version
+        try:
+            number = int(spec)
+        except ValueError:
+            await self.get_row(flow_id)
+            raise Invalid(f"version must be a number, 'latest' or 'draft', not {version!r}") from None
+        v = await self.store.flows.get_version(flow_id, number)
+        if v is None:
+            await self.get_row(flow_id)
+            raise NotFound(f"flow {flow_id!r} has no version {number}")
+        return self._compiled_version(v), number
 
     async def load_subflow(self, ref: str) -> Flow | None:
         """Sub-flow nodes name other flows of the library by id: their latest published version."""
@@ -227,7 +232,20 @@ class FlowService:
         v = await self.store.flows.get_version(flow_id, version)
         if v is None:
             raise NotFound(f"flow {flow_id!r} has no version {version}")
-        return self.compile(flow_id, v.document)
+        return self._compiled_version(v)
+
+    def _compiled_version(self, v: FlowVersion) -> Flow:
+        """Published versions are immutable: each is compiled once (a compiled `Flow` is shared
+        by its runs; the engine keeps per-run state in the runner). Keyed by the version row's
+        id and creation time, so a number published again after a delete is compiled anew."""
+        key = (v.flow_id, v.version, v.id, v.created_at)
+        flow = self._compiled.get(key)
+        if flow is None:
+            flow = self.compile(v.flow_id, v.document)
+            if len(self._compiled) >= 128:
+                self._compiled.pop(next(iter(self._compiled)))
+            self._compiled[key] = flow
+        return flow
 
     @staticmethod
     def compile(flow_id: str, document: dict[str, Any]) -> Flow:
@@ -242,7 +260,12 @@ class FlowService:
 
     # ------------------------------------------------------------------ import / export
     async def import_document(
-        self, source: str | dict[str, Any], *, overwrite: bool = False, publish: bool = False
+        self,
+        source: str | dict[str, Any],
+        *,
+        overwrite: bool = False,
+        publish: bool = False,
+        owner_id: str | None = None,
     ) -> dict[str, Any]:
         """Import a plait flow (JSON or YAML text, or a dict); problems are reported, not fatal
         (the draft is stored), unless `publish` is asked."""
@@ -264,7 +287,7 @@ class FlowService:
             raise Invalid("the flow document must be a JSON/YAML object")
         if not data.get("id"):
             raise Invalid("the document has no id", details={"hint": 'add "id": "my-flow"'})
-        flow = await self.create(data, overwrite=overwrite)
+        flow = await self.create(data, overwrite=overwrite, owner_id=owner_id)
         if publish:
             await self.publish(flow["id"], note="imported")
             flow = await self.get(flow["id"])

@@ -5,6 +5,7 @@ persisted through the store's SqlCheckpointer; each executing run holds a lease 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import secrets
@@ -28,6 +29,7 @@ from plait.service.errors import Conflict, Gone, Invalid, NotFound, ServiceError
 from plait.service.flows import FlowService
 from plait.service.settings import Settings
 from plait.store import Store
+from plait.store.db import json_dumps
 from plait.store.models import HumanTask, Run
 
 log = logging.getLogger("plait.service")
@@ -99,6 +101,7 @@ class RunService:
         self._loops: list[asyncio.Task[None]] = []
         self._closing = False
         self._claimed: set[str] = set()  # runs being created here (not yet executing)
+        self._views: dict[str, dict[str, Any]] = {}  # see _keep_view
 
     # ------------------------------------------------------------------ lifecycle
     async def start_background(self) -> None:
@@ -188,7 +191,9 @@ class RunService:
             log.warning("run %s is owned by another process; not executing it here", run_id)
             return None
         try:
-            if await runs.is_cancel_requested(run_id):
+            # A run this process just created and leased: a cancel request reaches it through
+            # `cancel` (it is in `_tasks` already) or the lease keeper, so skip the read.
+            if not leased and await runs.is_cancel_requested(run_id):
                 row = await runs.get(run_id)
                 if row is not None and row.status not in TERMINAL:
                     await self._finish_idle(run_id, "cancelled", None)
@@ -252,6 +257,7 @@ class RunService:
         flow, number = await self.flows.resolve(flow_id, version)
         data = validate_inputs(flow, inputs)
         run_id = uuid.uuid4().hex
+        env = await self._env()
         self._claimed.add(run_id)
         try:
             # One write: the row is created queued and leased to this process.
@@ -265,7 +271,6 @@ class RunService:
                 lease_owner=self.owner,
                 lease_until=time.time() + self.settings.lease_ttl_s,
             )
-            env = await self._env()
             task = self._launch(
                 run_id,
                 leased=True,
@@ -287,10 +292,29 @@ class RunService:
         self, flow_id: str, inputs: dict[str, Any] | None, *, version: str | int | None = None
     ) -> dict[str, Any]:
         run_id, task = await self.start(flow_id, inputs, version=version)
-        await asyncio.shield(task)
+        self._keep_view(run_id, await asyncio.shield(task))
         return await self.result_view(run_id)
 
+    def _keep_view(self, run_id: str, result: RunResult | None) -> None:
+        """Remember the view of a run that just completed here, for the `result_view` that
+        follows `wait` (saves reading back the row `finish` wrote). Same values as the row:
+        outputs through the store's JSON encoding, usage and error as `finish` stored them."""
+        if not isinstance(result, RunResult) or result.status != "completed":
+            return
+        self._views[run_id] = {
+            "id": run_id,
+            "status": "completed",
+            "outputs": json.loads(json_dumps(result.outputs)) if result.outputs else {},
+            "usage": json.loads(json_dumps(result.usage)) if result.usage else {},
+            "error": None,
+        }
+        while len(self._views) > 256:
+            self._views.pop(next(iter(self._views)))
+
     async def result_view(self, run_id: str) -> dict[str, Any]:
+        view = self._views.pop(run_id, None)
+        if view is not None:
+            return view
         row = await self._row(run_id)
         out: dict[str, Any] = {
             "id": row.id,
@@ -308,7 +332,7 @@ class RunService:
     async def wait(self, run_id: str, timeout: float | None = None) -> None:
         task = self._tasks.get(run_id)
         if task is not None:
-            await asyncio.wait_for(asyncio.shield(task), timeout)
+            self._keep_view(run_id, await asyncio.wait_for(asyncio.shield(task), timeout))
 
     # ------------------------------------------------------------------ reading
     async def _row(self, run_id: str) -> Run:

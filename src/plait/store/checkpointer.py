@@ -11,7 +11,9 @@ On a SQLite file the writes (`begin`, `save`, `finish`) go through one plain `sq
 on a dedicated thread, with SQL compiled once from the same SQLAlchemy tables: a checkpoint is one
 hand-off to that thread (aiosqlite would need about a dozen, one per cursor call, and SQLAlchemy's
 per-statement overhead is several times SQLite's own cost here), and the checkpoint writes of
-concurrent runs in this process queue up instead of contending for SQLite's write lock.
+concurrent runs in this process queue up instead of contending for SQLite's write lock; the
+thread commits everything queued in one transaction (group commit, see `_SqliteWriter`). The
+service's run-row writes (`create_run`, `release_lease`) go the same way.
 PostgreSQL (asyncpg) and in-memory SQLite use the async engine. Both paths are tested alike.
 """
 
@@ -19,13 +21,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import queue
 import sqlite3
+import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from sqlalchemy import bindparam, false, func, insert, null, select, update
+from sqlalchemy import bindparam, false, func, insert, literal_column, null, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -252,6 +255,84 @@ _SQL_FINISH = _sql(
 )
 
 
+_CREATE_COLUMNS = (
+    "id",
+    "flow_id",
+    "version",
+    "status",
+    "inputs",
+    "variables",
+    "parent_run_id",
+    "lease_owner",
+    "lease_until",
+    "created_at",
+)
+_SQL_CREATE_RUN = _sql(
+    insert(_runs).values(
+        {
+            **{c: bindparam(c) for c in _CREATE_COLUMNS},
+            "cancel_requested": false(),
+            "last_seq": literal_column("0"),
+        }
+    )
+)
+_SQL_RELEASE_LEASE = _sql(
+    update(_runs)
+    .where(_runs.c.id == bindparam("run_id"), _runs.c.lease_owner == bindparam("owner"))
+    .values(lease_owner=null(), lease_until=null())
+)
+
+
+def _create_run_values(
+    run_id: str,
+    flow_id: str,
+    inputs: dict[str, Any] | None,
+    version: int | None,
+    status: str,
+    parent_run_id: str | None,
+    variables: dict[str, Any] | None,
+    lease_owner: str | None,
+    lease_until: float | None,
+    created_at: float,
+) -> dict[str, Any]:
+    return {
+        "id": run_id,
+        "flow_id": flow_id,
+        "version": version,
+        "status": status,
+        "inputs": inputs or {},
+        "variables": variables or {},
+        "parent_run_id": parent_run_id,
+        "lease_owner": lease_owner,
+        "lease_until": lease_until,
+        "created_at": created_at,
+    }
+
+
+def _raw_create_run(db: sqlite3.Connection, values: dict[str, Any]) -> None:
+    params = dict(values)
+    params["inputs"] = json_dumps(params["inputs"])
+    params["variables"] = json_dumps(params["variables"])
+    db.execute(_SQL_CREATE_RUN, params)
+
+
+def _create_run_tx(conn: Connection, values: dict[str, Any]) -> None:
+    conn.execute(insert(_runs).values(values))
+
+
+def _raw_release_lease(db: sqlite3.Connection, run_id: str, owner: str) -> bool:
+    return db.execute(_SQL_RELEASE_LEASE, {"run_id": run_id, "owner": owner}).rowcount > 0
+
+
+def _release_lease_tx(conn: Connection, run_id: str, owner: str) -> bool:
+    stmt = (
+        update(_runs)
+        .where(_runs.c.id == run_id, _runs.c.lease_owner == owner)
+        .values(lease_owner=None, lease_until=None)
+    )
+    return bool(conn.execute(stmt).rowcount)
+
+
 def _j(value: Any) -> str | None:
     return None if value is None else json_dumps(value)
 
@@ -330,13 +411,23 @@ def _raw_finish(db: sqlite3.Connection, run_id: str, values: dict[str, Any], eve
 
 
 class _SqliteWriter:
-    """One `sqlite3` connection used from one thread; every call is one `BEGIN IMMEDIATE` ...
-    `COMMIT` transaction (the write lock is taken up front, waiting up to the busy timeout)."""
+    """One `sqlite3` connection used from one thread, with group commit.
+
+    Every call is queued; the thread takes all the calls queued so far and runs them in ONE
+    `BEGIN IMMEDIATE` ... `COMMIT` transaction (the write lock is taken up front, waiting up to
+    the busy timeout), each inside its own SAVEPOINT so that a failing call is rolled back alone
+    and raises to its caller only. Callers are answered after the COMMIT returned: every call is
+    durable when it returns, as with one transaction per call, but concurrent runs share the
+    commit (and its fsync) instead of queueing one fsync each."""
+
+    MAX_BATCH = 256
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="plait-sqlite-writer")
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._db: sqlite3.Connection | None = None
+        self._thread: threading.Thread | None = None  # started by the first call
+        self._closed = False
 
     def _connection(self) -> sqlite3.Connection:
         if self._db is None:
@@ -345,30 +436,87 @@ class _SqliteWriter:
             self._db = db
         return self._db
 
-    def _transaction(self, fn: Any, args: tuple[Any, ...]) -> Any:
-        db = self._connection()
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            result = fn(db, *args)
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
-        return result
-
-    async def run(self, fn: Any, *args: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(self.executor, self._transaction, fn, args)
-
-    def _close(self) -> None:
+    def _loop(self) -> None:
+        while True:
+            job = self._queue.get()
+            if job is None:
+                break
+            batch = [job]
+            stop = False
+            while len(batch) < self.MAX_BATCH:
+                try:
+                    job = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if job is None:
+                    stop = True
+                    break
+                batch.append(job)
+            self._run_batch(batch)
+            if stop:
+                break
         if self._db is not None:
             self._db.close()
             self._db = None
 
-    async def close(self) -> None:
+    def _run_batch(self, batch: list[Any]) -> None:
+        outcomes: list[tuple[bool, Any]] = []
+        try:
+            db = self._connection()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for fn, args, _loop, _future in batch:
+                    if len(batch) == 1:
+                        outcomes.append((True, fn(db, *args)))
+                        continue
+                    db.execute("SAVEPOINT plait_call")
+                    try:
+                        result = fn(db, *args)
+                    except Exception as exc:  # noqa: BLE001 - handed to its caller
+                        db.execute("ROLLBACK TO plait_call")
+                        db.execute("RELEASE plait_call")
+                        outcomes.append((False, exc))
+                    else:
+                        db.execute("RELEASE plait_call")
+                        outcomes.append((True, result))
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+        except BaseException as exc:  # noqa: BLE001 - nothing of the batch was committed
+            outcomes = [(False, exc)] * len(batch)
+        for (_fn, _args, loop, future), (ok, value) in zip(batch, outcomes, strict=True):
+            try:
+                loop.call_soon_threadsafe(_settle, future, ok, value)
+            except RuntimeError:  # the caller's loop is closed
+                pass
+
+    async def run(self, fn: Any, *args: Any) -> Any:
+        if self._closed:
+            raise RuntimeError("the SQLite writer is closed")
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="plait-sqlite-writer", daemon=True)
+            self._thread.start()
         loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self.executor, self._close)
-        await loop.run_in_executor(None, self.executor.shutdown, True)
+        future = loop.create_future()
+        self._queue.put((fn, args, loop, future))
+        return await future
+
+    async def close(self) -> None:
+        self._closed = True
+        if self._thread is not None:
+            self._queue.put(None)
+            await asyncio.get_running_loop().run_in_executor(None, self._thread.join)
+
+
+def _settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
+    if future.done():
+        return
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(value)
 
 
 class SqlCheckpointer:
@@ -490,6 +638,47 @@ class SqlCheckpointer:
         return Checkpoint(
             record, [row_to_delta(r) for r in deltas], [row_to_event(run_id, r) for r in events]
         )
+
+    # -------------------------------------------------------------------------- run rows
+    # Run-lifecycle writes of the service, here so that on a SQLite file they share the writer
+    # thread (and its group commit) with the checkpoints instead of contending for the lock.
+    async def create_run(
+        self,
+        run_id: str,
+        flow_id: str,
+        *,
+        inputs: dict[str, Any] | None = None,
+        version: int | None = None,
+        status: str = "queued",
+        parent_run_id: str | None = None,
+        variables: dict[str, Any] | None = None,
+        lease_owner: str | None = None,
+        lease_until: float | None = None,
+    ) -> None:
+        """Insert a run row (as `RunRepo.create`), optionally leased in the same statement.
+        Raises `sqlite3.IntegrityError` / `IntegrityError` when the id is taken."""
+        values = _create_run_values(
+            run_id,
+            flow_id,
+            inputs,
+            version,
+            status,
+            parent_run_id,
+            variables,
+            lease_owner,
+            lease_until,
+            time.time(),
+        )
+        if self._writer is not None:
+            await self._writer.run(_raw_create_run, values)
+        else:
+            await self._tx(_create_run_tx, values)
+
+    async def release_lease(self, run_id: str, owner: str) -> bool:
+        """As `RunRepo.release_lease`."""
+        if self._writer is not None:
+            return bool(await self._writer.run(_raw_release_lease, run_id, owner))
+        return bool(await self._tx(_release_lease_tx, run_id, owner))
 
     def forget(self, run_id: str) -> None:
         """Drop the cached variables of a run this process no longer owns."""

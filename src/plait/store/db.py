@@ -122,6 +122,11 @@ def create_engine_from_url(url: str | URL | None = None, **kwargs: Any) -> Async
             path = path.resolve()
             path.parent.mkdir(parents=True, exist_ok=True)
             resolved = u.set(database=str(path)).render_as_string(hide_password=False)
+            # Connections above pool_size are closed when returned; under concurrent requests
+            # the default (5 + 10 overflow) opened a new connection (a thread, the pragmas)
+            # for many reads. WAL readers do not block each other.
+            options["pool_size"] = 20
+            options["max_overflow"] = 20
         else:
             # In-memory: one shared connection, or every session would see its own empty database.
             options["poolclass"] = StaticPool

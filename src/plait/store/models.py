@@ -30,6 +30,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     false,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -239,12 +240,28 @@ class Variable(Base):
 
 
 class Component(Base):
-    """A custom component (user code run in the sandbox); `spec` holds ports and config schema."""
+    """A custom component (user code run in the sandbox); `spec` holds ports and config schema.
+
+    Components belong to an owner (`owner_id`, a user; NULL: the deployment-wide owner, i.e. API
+    keys without a user). Names are unique per owner: (owner_id, name) for users, and a partial
+    unique index on `name` where `owner_id IS NULL` (SQL treats NULLs as distinct in a unique
+    constraint, so the pair alone would allow duplicate deployment-wide names)."""
 
     __tablename__ = "components"
+    __table_args__ = (
+        UniqueConstraint("owner_id", "name"),
+        Index(
+            "uq_components_name_shared",
+            "name",
+            unique=True,
+            sqlite_where=text("owner_id IS NULL"),
+            postgresql_where=text("owner_id IS NULL"),
+        ),
+    )
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
-    name: Mapped[str] = mapped_column(unique=True)
+    owner_id: Mapped[str | None] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    name: Mapped[str]
     kind: Mapped[str] = mapped_column(String(32), default="node")
     description: Mapped[str] = mapped_column(Text, default="")
     code: Mapped[str] = mapped_column(Text)

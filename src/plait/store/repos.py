@@ -668,20 +668,29 @@ class VariableRepo(_Repo):
 
 # ---------------------------------------------------------------------------------------- components
 class ComponentRepo(_Repo):
+    """Custom components, scoped to an owner: every method takes `owner_id` (a user id; None, the
+    default, is the deployment-wide owner) and only sees that owner's components."""
+
+    @staticmethod
+    def _owned(owner_id: str | None) -> Any:
+        return Component.owner_id.is_(None) if owner_id is None else Component.owner_id == owner_id
+
     async def save(
         self,
         name: str,
         code: str,
         *,
+        owner_id: str | None = None,
         spec: dict[str, Any] | None = None,
         description: str = "",
         kind: str = "node",
     ) -> Component:
-        """Create the component or replace its code (the version number goes up by one)."""
+        """Create the owner's component or replace its code (the version number goes up by one)."""
         now = time.time()
         async with self.sessionmaker.begin() as session:
             stmt = _upsert(session, Component).values(
                 id=secrets.token_hex(16),
+                owner_id=owner_id,
                 name=name,
                 kind=kind,
                 description=description,
@@ -691,8 +700,15 @@ class ComponentRepo(_Repo):
                 created_at=now,
                 updated_at=now,
             )
+            # NULL owners are distinct in (owner_id, name): the shared ones conflict on the
+            # partial unique index `name WHERE owner_id IS NULL`.
+            target: dict[str, Any] = (
+                {"index_elements": [Component.name], "index_where": Component.owner_id.is_(None)}
+                if owner_id is None
+                else {"index_elements": [Component.owner_id, Component.name]}
+            )
             stmt = stmt.on_conflict_do_update(
-                index_elements=[Component.name],
+                **target,
                 set_={
                     "kind": kind,
                     "description": description,
@@ -704,17 +720,17 @@ class ComponentRepo(_Repo):
             ).returning(Component)
             return (await session.execute(stmt, execution_options={"populate_existing": True})).scalar_one()
 
-    async def get(self, name: str) -> Component | None:
-        return await self._one(select(Component).where(Component.name == name))
+    async def get(self, name: str, *, owner_id: str | None = None) -> Component | None:
+        return await self._one(select(Component).where(self._owned(owner_id), Component.name == name))
 
-    async def list(self, *, kind: str | None = None) -> list[Component]:
-        stmt = select(Component).order_by(Component.name)
+    async def list(self, *, owner_id: str | None = None, kind: str | None = None) -> list[Component]:
+        stmt = select(Component).where(self._owned(owner_id)).order_by(Component.name)
         if kind is not None:
             stmt = stmt.where(Component.kind == kind)
         return await self._all(stmt)
 
-    async def delete(self, name: str) -> bool:
-        return await self._write(delete(Component).where(Component.name == name)) > 0
+    async def delete(self, name: str, *, owner_id: str | None = None) -> bool:
+        return await self._write(delete(Component).where(self._owned(owner_id), Component.name == name)) > 0
 
 
 # ------------------------------------------------------------------------------------------ triggers

@@ -48,6 +48,11 @@ class ComponentSource(Protocol):
         """(source, class_name) of the component `name`, or None."""
 
 
+# A source may also define `get_for_run(name, run_id)` (sync or async): the component node then
+# asks it with the run's id, so that a run resolves the components of its own owner (the service
+# does this: the owner of the run's flow). Sources without it are asked `get(name)`.
+
+
 class StaticComponentSource:
     """An in-memory ComponentSource: {name: source} or {name: (source, class_name)}; `specs` optional
     ({name: validation spec}, as returned by validate_component(...).spec())."""
@@ -130,7 +135,7 @@ class ComponentNode(Node):
 
     async def run(self, ctx: NodeContext) -> Any:
         cfg: ComponentConfig = self.config  # type: ignore[assignment]
-        found = await lookup(cfg.component)
+        found = await lookup(cfg.component, run_id=ctx.run_id)
         if found is None:
             raise NodeError(
                 f"no component named {cfg.component!r} is registered",
@@ -162,11 +167,12 @@ class ComponentNode(Node):
         )
 
 
-async def lookup(name: str) -> tuple[str, str] | None:
+async def lookup(name: str, *, run_id: str | None = None) -> tuple[str, str] | None:
     source = _source
     if source is None:
         return None
-    found = source.get(name)
+    for_run = getattr(source, "get_for_run", None)
+    found = for_run(name, run_id) if run_id is not None and for_run is not None else source.get(name)
     if inspect.isawaitable(found):
         found = await found
     return found
