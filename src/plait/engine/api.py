@@ -18,12 +18,13 @@ from jsonschema import Draft202012Validator
 from plait.engine.checkpoint import Checkpointer, InMemoryCheckpointer, NodeDelta
 from plait.engine.events import EventSink
 from plait.engine.plan import Plan, compile_flow
-from plait.engine.runner import ResumeError, Runner, RunResult, RunServices
+from plait.engine.runner import ProviderSource, ResumeError, Runner, RunResult, RunServices
 from plait.nodes.base import NodeError
 from plait.nodes.registry import NodeRegistry, default_registry
 from plait.spec.loader import parse_document, read_document_data
 from plait.spec.models import FlowDocument
 from plait.spec.problems import FlowValidationError, Problem
+from plait.tools.base import ToolRegistry
 
 MAX_SUBFLOW_DEPTH = 16
 
@@ -139,9 +140,15 @@ def _make_runner(
     timeout_s: float | None,
     depth: int = 0,
     variables: dict[str, Any] | None = None,
+    providers: ProviderSource | None = None,
+    tools: ToolRegistry | None = None,
 ) -> Runner:
     services = RunServices(
-        _subflow_resolver(flow, checkpointer=None, env=env, flows=flows), flow.registry, depth
+        _subflow_resolver(flow, checkpointer=None, env=env, flows=flows),
+        flow.registry,
+        depth,
+        providers=providers,
+        tools=tools,
     )
     return Runner(
         flow.plan,
@@ -167,6 +174,8 @@ async def run(
     env: Mapping[str, Any] | None = None,
     flows: FlowSource | None = None,
     timeout_s: float | None = None,
+    providers: ProviderSource | None = None,
+    tools: ToolRegistry | None = None,
 ) -> RunResult:
     """Run a flow to completion (or until it waits for input). `env` holds flow secrets for `{{env.X}}`."""
     flow = load_flow(flow)
@@ -180,6 +189,8 @@ async def run(
         env=env,
         flows=flows,
         timeout_s=timeout_s,
+        providers=providers,
+        tools=tools,
     )
     return await _tracked(runner, runner.start())
 
@@ -220,6 +231,8 @@ async def resume(
     env: Mapping[str, Any] | None = None,
     flows: FlowSource | None = None,
     timeout_s: float | None = None,
+    providers: ProviderSource | None = None,
+    tools: ToolRegistry | None = None,
 ) -> RunResult:
     """Continue a run from its checkpoint: after a crash, or answering a waiting node.
 
@@ -230,7 +243,15 @@ async def resume(
     """
     flow = load_flow(flow)
     runner = await _restored(
-        flow, run_id, checkpointer, on_event=on_event, env=env, flows=flows, timeout_s=timeout_s
+        flow,
+        run_id,
+        checkpointer,
+        on_event=on_event,
+        env=env,
+        flows=flows,
+        timeout_s=timeout_s,
+        providers=providers,
+        tools=tools,
     )
     if node_id is None and data is not None and runner.interrupts:
         if len(runner.interrupts) > 1:
@@ -258,6 +279,8 @@ async def retry(
     env: Mapping[str, Any] | None = None,
     flows: FlowSource | None = None,
     timeout_s: float | None = None,
+    providers: ProviderSource | None = None,
+    tools: ToolRegistry | None = None,
 ) -> RunResult:
     """A new run that reuses the recorded outputs of run `run_id` except `from_node` and what follows."""
     flow = load_flow(flow)
@@ -279,6 +302,8 @@ async def retry(
         flows=flows,
         timeout_s=timeout_s,
         variables=copy.deepcopy(cp.run.variables),
+        providers=providers,
+        tools=tools,
     )
     runner.emit(
         "run_started",
@@ -334,6 +359,8 @@ def _subflow_resolver(
             flows=flows,
             timeout_s=None,
             depth=depth,
+            providers=ctx.runner.services.providers,
+            tools=ctx.runner.services.tools,
         )
         child.services.depth = depth
         result = await child.start()

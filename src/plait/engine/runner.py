@@ -12,19 +12,22 @@ A node's delta reaches the checkpointer before any of its dependants is schedule
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from plait.engine import events as ev
 from plait.engine.checkpoint import Checkpoint, Checkpointer, NodeDelta, RunRecord
 from plait.engine.events import Event, EventSink
 from plait.engine.plan import Plan, PlanNode
 from plait.expr import render
+from plait.llm.base import Provider
 from plait.nodes.base import InterruptRequest, MultiInput, NodeError, NodeResult
+from plait.tools.base import ToolRegistry
 
 _MISSING = object()
 
@@ -103,15 +106,31 @@ class RunResult:
         }
 
 
+class ProviderSource(Protocol):
+    """Where nodes get model providers by name (`plait.llm` implements it; tests pass their own)."""
+
+    def get(self, name: str) -> Provider: ...
+
+
 class RunServices:
-    """What a run shares with the runs nested in it (bodies, sub-flows): sinks and resolvers."""
+    """What a run shares with the runs nested in it (bodies, sub-flows): resolvers, providers, tools."""
 
-    __slots__ = ("resolve_flow", "registry", "depth")
+    __slots__ = ("resolve_flow", "registry", "depth", "providers", "tools")
 
-    def __init__(self, resolve_flow: Any = None, registry: Any = None, depth: int = 0) -> None:
+    def __init__(
+        self,
+        resolve_flow: Any = None,
+        registry: Any = None,
+        depth: int = 0,
+        *,
+        providers: ProviderSource | None = None,
+        tools: ToolRegistry | None = None,
+    ) -> None:
         self.resolve_flow = resolve_flow  # async (ref, runner) -> (Flow) for subflow nodes
         self.registry = registry
         self.depth = depth
+        self.providers = providers  # None: the default registry of plait.llm
+        self.tools = tools  # None: the built-in tools of plait.tools
 
 
 class _AliasScope:
@@ -751,6 +770,17 @@ class NodeRunContext:
 
     def emit_tool_call(self, name: str, args: Any) -> None:
         self.runner.emit(ev.NODE_TOOL_CALL, self.pn.id, {"name": name, "args": args})
+
+    @property
+    def services(self) -> RunServices:
+        return self.runner.services
+
+    def secret(self, name: str) -> str | None:
+        """A secret by name: the run's stored variables (`env`) first, then the process environment."""
+        value = self.runner.env.get(name)
+        if value is None:
+            value = os.environ.get(name)
+        return None if value is None else str(value)
 
     async def run_body(self, body: str, *, aliases: Mapping[str, Any], inputs: Any = None) -> dict[str, Any]:
         """Run one of this node's bodies to completion; returns its outputs. Body failures raise NodeError."""

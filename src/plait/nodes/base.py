@@ -89,6 +89,13 @@ class NodeContext(Protocol):
 
     def emit_tool_call(self, name: str, args: Any) -> None: ...
 
+    @property
+    def services(self) -> Any:
+        """The run's shared services: `providers` (model providers by name) and `tools`."""
+
+    def secret(self, name: str) -> str | None:
+        """A secret (API key...) by name: stored variables first, then the process environment."""
+
     async def run_body(self, body: Any, *, aliases: Mapping[str, Any], inputs: Any = None) -> Any:
         """Run a compiled sub-graph (loop/map body) with alias roots; returns its outputs."""
 

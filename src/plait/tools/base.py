@@ -1,0 +1,70 @@
+"""The tool contract shared by the `agent` and `tool` nodes, MCP servers and the assistant."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+class ToolError(Exception):
+    """A tool call failed in a way the caller (an agent, a node) should see as a clear message."""
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class ToolCallContext(Protocol):
+    """What a tool may use while it runs: secrets by name and the run it belongs to."""
+
+    run_id: str
+    node_id: str
+
+    def secret(self, name: str) -> str | None: ...
+
+
+ToolFn = Callable[[dict[str, Any], ToolCallContext], Awaitable[Any]]
+
+
+@dataclass(slots=True)
+class Tool:
+    """A named, JSON-Schema-typed async callable. `call(args, ctx)` returns JSON-serialisable data."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    call: ToolFn
+    source: str = "builtin"  # "builtin", "mcp:<server>", "flow", "agent"
+
+
+class ToolRegistry:
+    """Tools by name. Registries layer: a run's registry adds MCP and flow tools over the built-ins."""
+
+    def __init__(self, tools: Iterable[Tool] = (), *, parent: ToolRegistry | None = None) -> None:
+        self._tools: dict[str, Tool] = {t.name: t for t in tools}
+        self._parent = parent
+
+    def add(self, tool: Tool) -> None:
+        self._tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool:
+        tool = self._tools.get(name)
+        if tool is None and self._parent is not None:
+            return self._parent.get(name)
+        if tool is None:
+            raise ToolError(
+                f"unknown tool {name!r}",
+                hint=f"use one of: {', '.join(sorted(self.names())) or '(none registered)'}",
+            )
+        return tool
+
+    def names(self) -> set[str]:
+        names = set(self._tools)
+        if self._parent is not None:
+            names |= self._parent.names()
+        return names
+
+    def list(self) -> list[Tool]:
+        return [self.get(n) for n in sorted(self.names())]
