@@ -149,6 +149,7 @@ def _make_runner(
         depth,
         providers=providers,
         tools=tools,
+        mcp_servers=flow.doc.settings.mcp_servers,
     )
     return Runner(
         flow.plan,

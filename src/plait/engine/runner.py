@@ -115,7 +115,7 @@ class ProviderSource(Protocol):
 class RunServices:
     """What a run shares with the runs nested in it (bodies, sub-flows): resolvers, providers, tools."""
 
-    __slots__ = ("resolve_flow", "registry", "depth", "providers", "tools")
+    __slots__ = ("resolve_flow", "registry", "depth", "providers", "tools", "mcp_servers")
 
     def __init__(
         self,
@@ -125,12 +125,14 @@ class RunServices:
         *,
         providers: ProviderSource | None = None,
         tools: ToolRegistry | None = None,
+        mcp_servers: Mapping[str, Any] | None = None,
     ) -> None:
         self.resolve_flow = resolve_flow  # async (ref, runner) -> (Flow) for subflow nodes
         self.registry = registry
         self.depth = depth
         self.providers = providers  # None: the default registry of plait.llm
         self.tools = tools  # None: the built-in tools of plait.tools
+        self.mcp_servers = dict(mcp_servers or {})  # the flow's settings.mcp_servers (plait.tools.mcp)
 
 
 class _AliasScope:
@@ -692,7 +694,7 @@ class Runner:
         expires = info.get("expires_at")
         if expires and time.time() > expires:
             raise ResumeError(f"the task of node {node_id!r} expired", expired=True)
-        data = pn.node.validate_resume(data)
+        data = pn.node.accept_resume(data, info)
         delta = NodeDelta(pn.id, "resumed", resume=data)
         self.apply_delta(delta)
         self._paused = False

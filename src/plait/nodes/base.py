@@ -157,6 +157,15 @@ class Node:
         """Check data delivered by `resume` before the run accepts it; raise NodeError to refuse."""
         return data
 
+    def accept_resume(self, data: Any, interrupt: Mapping[str, Any]) -> Any:
+        """What the re-run node receives from `ctx.interrupt`: by default `validate_resume(data)`.
+
+        `interrupt` is the pending interrupt being answered (its `payload` included), so a node that
+        pauses several times (an agent asking for approvals) can keep its state in the payload and
+        get it back with the answer; the returned value is checkpointed with the resume.
+        """
+        return self.validate_resume(data)
+
     async def run(self, ctx: NodeContext) -> NodeResult | Any:
         return self.execute(ctx)
 

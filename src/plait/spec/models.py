@@ -64,6 +64,10 @@ class Settings(_Model):
     max_concurrency: int = Field(8, ge=1, le=4096)
     timeout_s: float | None = Field(None, gt=0, description="Wall-clock limit for the whole run.")
     decider: dict[str, Any] | None = Field(None, description="LLM settings of the edge-LLM decider.")
+    mcp_servers: dict[str, dict[str, Any]] | None = Field(
+        None,
+        description="MCP servers whose tools this flow's agent/tool nodes may use, by name (see docs/tools.md).",
+    )
 
 
 class FlowDocument(GraphSpec):
