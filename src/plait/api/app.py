@@ -423,4 +423,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     for router in (flows, runs, tasks, hooks, components):
         app.include_router(router)
+    from plait.api import editor  # the canvas' routes (they import this module's dependencies)
+
+    for router in editor.routers:
+        app.include_router(router)
     return app

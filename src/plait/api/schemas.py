@@ -191,3 +191,73 @@ class ComponentSummary(BaseModel):
 
 class ComponentOut(ComponentSummary):
     source: str
+
+
+# ------------------------------------------------------------------------ editor (the canvas)
+class NodeTypeOut(BaseModel):
+    name: str = Field(..., description="The type (`component:<Name>` for a custom component).")
+    title: str
+    description: str
+    category: str
+    config_schema: dict[str, Any] = Field(..., description="JSON Schema of the node's `config`.")
+    input_ports: list[str]
+    output_ports: list[str] | str = Field(
+        ..., description="The ports of a default config, or 'dynamic' when they need a config."
+    )
+    ports_from_config: bool = Field(
+        False,
+        description="The ports depend on the config (switch cases, human actions): ask "
+        "POST /api/v1/node-types/{type}/ports when it changes.",
+    )
+    node_type: str | None = Field(None, description="For palette entries of components: the node's `type`.")
+    config_defaults: dict[str, Any] | None = None
+    outputs: list[dict[str, Any]] | None = None
+
+
+class PortsBody(_In):
+    config: dict[str, Any] = Field(default_factory=dict)
+
+
+class PortsOut(BaseModel):
+    type: str
+    input_ports: list[str]
+    output_ports: list[str]
+    valid: bool
+    problems: list[dict[str, Any]]
+
+
+class ValidateBody(_In):
+    document: Any = Field(None, description="A plait flow as a JSON object.")
+    content: str | None = Field(None, description="A plait flow as JSON or YAML text.")
+
+
+class ProblemOut(BaseModel):
+    code: str
+    message: str
+    node_id: str | None = None
+    field: str | None = None
+    hint: str | None = None
+
+
+class ValidationOut(BaseModel):
+    valid: bool
+    problems: list[ProblemOut]
+
+
+class DuplicateBody(_In):
+    id: str | None = Field(None, description="The new flow's id; default `<id>-copy`.")
+    name: str | None = None
+
+
+class VariableBody(_In):
+    value: Any
+    is_secret: bool = False
+    description: str | None = None
+
+
+class VariableOut(BaseModel):
+    name: str
+    value: Any = Field(..., description="'********' for secrets.")
+    is_secret: bool
+    description: str
+    updated_at: float

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from plait.service.bus import EventBus
+from plait.service.catalog import CatalogService
 from plait.service.components import ComponentService
 from plait.service.errors import Unauthorized
 from plait.service.flows import FlowService
@@ -30,6 +31,7 @@ class Services:
         self.flows = FlowService(store)
         self.runs = RunService(store, self.flows, settings, self.bus)
         self.components = ComponentService(store)
+        self.catalog = CatalogService(store)
         self._key_cache: dict[str, tuple[float, str | None]] = {}  # key -> (expiry, owner)
         self.admin_key: str | None = None
 

@@ -149,6 +149,31 @@ class FlowService:
             raise NotFound(f"no flow {flow_id!r}")
         return await self.get(flow_id)
 
+    async def duplicate(
+        self,
+        flow_id: str,
+        *,
+        new_id: str | None = None,
+        name: str | None = None,
+        owner_id: str | None = None,
+    ) -> dict[str, Any]:
+        """A new flow whose draft is a copy of `flow_id`'s draft (versions and runs stay behind).
+        Without `new_id`: `<id>-copy`, `<id>-copy-2`, ... whichever is free."""
+        row = await self.get_row(flow_id)
+        if new_id is None:
+            base = f"{flow_id}-copy"[:120]
+            new_id, n = base, 1
+            while await self.store.flows.get(new_id) is not None:
+                n += 1
+                new_id = f"{base}-{n}"
+        return await self.create(
+            copy.deepcopy(row.draft),
+            flow_id=new_id,
+            name=name if name is not None else f"{row.name} (copy)",
+            description=row.description,
+            owner_id=owner_id,
+        )
+
     async def delete(self, flow_id: str) -> None:
         if not await self.store.flows.delete(flow_id):
             raise NotFound(f"no flow {flow_id!r}")

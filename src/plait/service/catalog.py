@@ -1,0 +1,164 @@
+"""What the canvas needs to edit flows: the node-type palette (with config schemas and ports),
+ports computed for a config, document validation and the global variables.
+
+Everything here reads the same sources the engine and the API use (the node registry, the flow
+validator, the variable store), so the editor never disagrees with a run about what is valid.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import ValidationError
+
+from plait.nodes.base import Node
+from plait.nodes.builtin.component import describe_component
+from plait.nodes.registry import NodeRegistry, default_registry
+from plait.service.errors import Invalid, NotFound
+from plait.service.flows import problems_of
+from plait.spec.loader import read_document_data
+from plait.spec.problems import FlowValidationError
+from plait.store import Store
+
+VARIABLE_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+COMPONENT_PREFIX = "component:"
+
+
+def ports_depend_on_config(cls: type[Node]) -> bool:
+    """A type whose class overrides `output_ports` may derive its ports from its config (switch
+    cases, human actions): the canvas asks `ports()` again whenever such a node's config changes."""
+    return getattr(cls.output_ports, "__func__", None) is not getattr(Node.output_ports, "__func__", None)
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def config_problems(exc: ValidationError) -> list[dict[str, Any]]:
+    """pydantic errors as problems with a dotted field path (`cases[0].when`)."""
+    problems = []
+    for err in exc.errors():
+        field = _field_path(tuple(err.get("loc", ())))
+        problems.append(
+            {
+                "code": "invalid_config",
+                "message": err.get("msg", "invalid value"),
+                "field": f"config.{field}" if field else "config",
+            }
+        )
+    return problems
+
+
+class CatalogService:
+    def __init__(self, store: Store, registry: NodeRegistry | None = None) -> None:
+        self.store = store
+        self.registry = registry or default_registry()
+
+    # ------------------------------------------------------------------ node types
+    async def node_types(self, *, owner_id: str | None = None) -> list[dict[str, Any]]:
+        """Every registered node type, then the caller's custom components (`component:<Name>`
+        entries, each an instance of the `component` type with `config_defaults`)."""
+        out = []
+        for name in self.registry.names():
+            entry = self.registry.describe(name)
+            entry["ports_from_config"] = ports_depend_on_config(self.registry.get(name))  # type: ignore[arg-type]
+            out.append(entry)
+        rows = await self.store.components.list(owner_id=owner_id, kind="node")
+        for row in rows:
+            spec = {**(row.spec or {}), "class_name": (row.spec or {}).get("class_name") or row.name}
+            entry = describe_component(spec)
+            entry.setdefault("description", row.description)
+            entry["ports_from_config"] = False
+            out.append(entry)
+        return out
+
+    def ports(self, type_name: str, config: dict[str, Any]) -> dict[str, Any]:
+        """The ports of a node of `type_name` with `config`; `problems` (and the static ports)
+        when the config is not valid yet, so the canvas can keep drawing the node."""
+        if type_name.startswith(COMPONENT_PREFIX):
+            type_name = "component"
+        cls = self.registry.get(type_name)
+        if cls is None:
+            raise NotFound(
+                f"no node type {type_name!r}",
+                details={"hint": "GET /api/v1/node-types lists the types"},
+            )
+        if not isinstance(config, dict):
+            raise Invalid("config must be a JSON object")
+        try:
+            parsed = cls.Config.model_validate(config)
+        except ValidationError as exc:
+            described = self.registry.describe(type_name)["output_ports"]
+            return {
+                "type": type_name,
+                "input_ports": list(cls.input_ports),
+                "output_ports": described if isinstance(described, list) else [],
+                "valid": False,
+                "problems": config_problems(exc),
+            }
+        return {
+            "type": type_name,
+            "input_ports": list(cls.input_ports),
+            "output_ports": list(cls.output_ports(parsed)),
+            "valid": True,
+            "problems": [],
+        }
+
+    # ------------------------------------------------------------------ validation
+    @staticmethod
+    def validate(document: Any = None, content: str | None = None) -> dict[str, Any]:
+        """Every problem of a flow document (a dict, or JSON/YAML text): the validator runs and
+        the API use, so `valid` here means the draft can be published and run."""
+        if document is None and content is None:
+            raise Invalid("give the flow as `document` (a JSON object) or `content` (JSON/YAML text)")
+        if document is None:
+            try:
+                document = read_document_data(str(content) + "\n")
+            except FlowValidationError as exc:
+                problems = [p.to_dict() for p in exc.problems]
+                return {"valid": False, "problems": problems}
+        if not isinstance(document, dict):
+            return {
+                "valid": False,
+                "problems": [{"code": "invalid_document", "message": "the flow must be a JSON/YAML object"}],
+            }
+        document = {**document}
+        document.setdefault("schema", "plait/flow@1")
+        document.setdefault("id", "draft")
+        problems = problems_of(document)
+        return {"valid": not problems, "problems": problems}
+
+    # ------------------------------------------------------------------ variables
+    async def variables(self) -> list[dict[str, Any]]:
+        """The global variables (`{{env.NAME}}`); secret values are masked."""
+        return [
+            {
+                "name": v.name,
+                "value": v.value,
+                "is_secret": v.is_secret,
+                "description": v.description,
+                "updated_at": v.updated_at,
+            }
+            for v in await self.store.variables.list(reveal=False)
+        ]
+
+    async def set_variable(
+        self, name: str, value: Any, *, is_secret: bool = False, description: str | None = None
+    ) -> dict[str, Any]:
+        if not VARIABLE_NAME_RE.match(name or ""):
+            raise Invalid(
+                f"invalid variable name {name!r}",
+                details={
+                    "hint": "letters, digits and '_', starting with a letter or '_' (used as {{env.NAME}})"
+                },
+            )
+        await self.store.variables.set(name, value, is_secret=is_secret, description=description)
+        return next(v for v in await self.variables() if v["name"] == name)
+
+    async def delete_variable(self, name: str) -> None:
+        if not await self.store.variables.delete(name):
+            raise NotFound(f"no variable {name!r}")

@@ -1,0 +1,155 @@
+"""The canvas' routes: node types and ports, validation, duplication, variables, run history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from .conftest import linear_flow
+
+SWITCH_CONFIG = {
+    "cases": [
+        {"name": "big", "when": [{"ref": "inputs.n", "op": ">", "value": 10}]},
+        {"when": [{"ref": "inputs.n", "op": "<", "value": 0}]},
+    ]
+}
+
+
+async def test_node_types_list_every_registered_type(client: httpx.AsyncClient) -> None:
+    r = await client.get("/api/v1/node-types")
+    assert r.status_code == 200
+    types = {t["name"]: t for t in r.json()}
+    for name in ("start", "output", "if", "switch", "human", "delay", "http", "merge"):
+        assert name in types, name
+    switch = types["switch"]
+    assert switch["category"] == "logic" and switch["title"] == "Switch"
+    assert switch["config_schema"]["type"] == "object" and "cases" in switch["config_schema"]["properties"]
+    assert switch["input_ports"] == ["in"]
+    assert switch["ports_from_config"] is True
+    assert types["start"]["input_ports"] == [] and types["start"]["output_ports"] == ["out"]
+    assert types["delay"]["ports_from_config"] is False
+    assert types["human"]["ports_from_config"] is True
+
+
+async def test_node_types_need_a_key(client: httpx.AsyncClient) -> None:
+    r = await client.get("/api/v1/node-types", headers={"x-api-key": "wrong"})
+    assert r.status_code == 401
+
+
+async def test_ports_follow_the_config(client: httpx.AsyncClient) -> None:
+    r = await client.post("/api/v1/node-types/switch/ports", json={"config": SWITCH_CONFIG})
+    assert r.status_code == 200, r.text
+    assert r.json() == {
+        "type": "switch",
+        "input_ports": ["in"],
+        "output_ports": ["big", "case_2", "else"],
+        "valid": True,
+        "problems": [],
+    }
+    r = await client.post(
+        "/api/v1/node-types/human/ports", json={"config": {"message": "ok?", "actions": ["yes", "no"]}}
+    )
+    assert r.json()["output_ports"] == ["yes", "no"]
+
+
+async def test_ports_of_an_invalid_config_name_the_field(client: httpx.AsyncClient) -> None:
+    r = await client.post("/api/v1/node-types/switch/ports", json={"config": {"cases": [{"when": "x"}]}})
+    assert r.status_code == 200
+    body = r.json()
+    assert body["valid"] is False
+    assert body["problems"] and body["problems"][0]["field"].startswith("config.cases[0].when")
+
+
+async def test_ports_of_an_unknown_type_is_404(client: httpx.AsyncClient) -> None:
+    r = await client.post("/api/v1/node-types/nope/ports", json={"config": {}})
+    assert r.status_code == 404
+    assert "no node type 'nope'" in r.json()["error"]["message"]
+
+
+async def test_validate_reports_every_problem_with_node_and_field(client: httpx.AsyncClient) -> None:
+    doc = linear_flow("v", 1)
+    r = await client.post("/api/v1/flows/validate", json={"document": doc})
+    assert r.status_code == 200
+    assert r.json() == {"valid": True, "problems": []}
+
+    bad = linear_flow("v", 1)
+    bad["nodes"][1]["config"] = {"seconds": "soon"}
+    bad["nodes"].append({"id": "lost", "type": "no_such_type"})
+    r = await client.post("/api/v1/flows/validate", json={"document": bad})
+    body = r.json()
+    assert r.status_code == 200 and body["valid"] is False
+    by_node = {p.get("node_id"): p for p in body["problems"]}
+    assert "d0" in by_node and by_node["d0"]["field"].startswith("config.seconds")
+    assert "lost" in by_node and by_node["lost"]["hint"]
+    for p in body["problems"]:
+        assert p["message"] and p["code"]
+
+
+async def test_validate_accepts_yaml_text_and_reports_syntax(client: httpx.AsyncClient) -> None:
+    text = "schema: plait/flow@1\nid: y\nnodes:\n  - {id: start, type: start}\nedges: []\n"
+    r = await client.post("/api/v1/flows/validate", json={"content": text})
+    assert r.json()["valid"] is True
+    r = await client.post("/api/v1/flows/validate", json={"content": "nodes: [\n"})
+    assert r.json()["valid"] is False and r.json()["problems"][0]["code"] == "syntax"
+    r = await client.post("/api/v1/flows/validate", json={})
+    assert r.status_code == 422
+
+
+async def test_validate_matches_the_publish_check(client: httpx.AsyncClient) -> None:
+    bad = linear_flow("pub", 1)
+    bad["edges"].append({"source": "out", "target": "ghost"})
+    created = (await client.post("/api/v1/flows", json={"document": bad})).json()
+    checked = (await client.post("/api/v1/flows/validate", json={"document": bad})).json()
+    assert checked["problems"] == created["problems"] and checked["problems"]
+    r = await client.post("/api/v1/flows/pub/versions", json={})
+    assert r.json()["error"]["details"]["problems"] == checked["problems"]
+
+
+async def test_duplicate_flow(client: httpx.AsyncClient) -> None:
+    await client.post("/api/v1/flows", json={"document": linear_flow("orig", 1), "name": "Original"})
+    r = await client.post("/api/v1/flows/orig/duplicate")
+    assert r.status_code == 201, r.text
+    copy = r.json()
+    assert copy["id"] == "orig-copy" and copy["name"] == "Original (copy)"
+    assert copy["draft"]["nodes"] == linear_flow("orig", 1)["nodes"] and copy["draft"]["id"] == "orig-copy"
+    assert copy["latest_version"] == 0
+    second = (await client.post("/api/v1/flows/orig/duplicate", json={})).json()
+    assert second["id"] == "orig-copy-2"
+    named = await client.post("/api/v1/flows/orig/duplicate", json={"id": "mine", "name": "Mine"})
+    assert named.json()["id"] == "mine" and named.json()["name"] == "Mine"
+    clash = await client.post("/api/v1/flows/orig/duplicate", json={"id": "mine"})
+    assert clash.status_code == 409
+    assert (await client.post("/api/v1/flows/ghost/duplicate")).status_code == 404
+
+
+async def test_variables_crud_masks_secrets(client: httpx.AsyncClient) -> None:
+    assert (await client.get("/api/v1/variables")).json() == []
+    r = await client.put("/api/v1/variables/REGION", json={"value": "eu", "description": "where"})
+    assert r.status_code == 200 and r.json()["value"] == "eu"
+    r = await client.put("/api/v1/variables/OPENAI_KEY", json={"value": "sk-secret", "is_secret": True})
+    assert r.json()["value"] == "********"
+    listed = {v["name"]: v for v in (await client.get("/api/v1/variables")).json()}
+    assert listed["REGION"]["value"] == "eu" and listed["REGION"]["description"] == "where"
+    assert listed["OPENAI_KEY"]["value"] == "********" and listed["OPENAI_KEY"]["is_secret"] is True
+    assert "sk-secret" not in (await client.get("/api/v1/variables")).text
+
+    bad = await client.put("/api/v1/variables/1bad name", json={"value": "x"})
+    assert bad.status_code == 422 and "invalid variable name" in bad.json()["error"]["message"]
+    assert (await client.delete("/api/v1/variables/REGION")).status_code == 204
+    assert (await client.delete("/api/v1/variables/REGION")).status_code == 404
+
+
+async def test_variables_reach_runs(client: httpx.AsyncClient) -> None:
+    await client.put("/api/v1/variables/GREETING", json={"value": "hej"})
+    doc: dict[str, Any] = {
+        "id": "env",
+        "nodes": [
+            {"id": "start", "type": "start"},
+            {"id": "out", "type": "output", "config": {"name": "g", "value": "{{env.GREETING}}"}},
+        ],
+        "edges": [{"source": "start", "target": "out"}],
+    }
+    await client.post("/api/v1/flows", json={"document": doc})
+    r = await client.post("/api/v1/flows/env/runs", json={"inputs": {}})
+    assert r.json()["outputs"] == {"g": "hej"}
