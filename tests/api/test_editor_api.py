@@ -153,3 +153,47 @@ async def test_variables_reach_runs(client: httpx.AsyncClient) -> None:
     await client.post("/api/v1/flows", json={"document": doc})
     r = await client.post("/api/v1/flows/env/runs", json={"inputs": {}})
     assert r.json()["outputs"] == {"g": "hej"}
+
+
+def branching_flow(flow_id: str = "br") -> dict[str, Any]:
+    return {
+        "id": flow_id,
+        "inputs": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+        "nodes": [
+            {"id": "start", "type": "start"},
+            {"id": "check", "type": "if", "config": {"when": [{"ref": "inputs.n", "op": ">", "value": 10}]}},
+            {"id": "big", "type": "output", "config": {"name": "size", "value": "big {{inputs.n}}"}},
+            {"id": "small", "type": "output", "config": {"name": "size", "value": "small {{inputs.n}}"}},
+        ],
+        "edges": [
+            {"source": "start", "target": "check"},
+            {"source": "check", "source_port": "true", "target": "big"},
+            {"source": "check", "source_port": "false", "target": "small"},
+        ],
+    }
+
+
+async def test_run_history_and_node_inputs(client: httpx.AsyncClient) -> None:
+    await client.post("/api/v1/flows", json={"document": branching_flow()})
+    done = (await client.post("/api/v1/flows/br/runs", json={"inputs": {"n": 42}})).json()
+    assert done["outputs"] == {"size": "big 42"}
+    await client.post("/api/v1/flows/br/runs", json={"inputs": {"n": 1}})
+
+    history = (await client.get("/api/v1/runs", params={"flow_id": "br"})).json()
+    assert len(history) == 2
+    for run in history:
+        assert run["status"] == "completed"
+        assert run["duration_ms"] is not None and run["duration_ms"] >= 0
+        assert "tokens" in run
+
+    detail = (await client.get(f"/api/v1/runs/{done['id']}")).json()
+    nodes = detail["nodes"]
+    assert nodes["check"]["input"] == {"n": 42}  # the start node's output: the run inputs
+    assert nodes["check"]["input_sources"] == [{"node": "start", "port": "out", "target_port": "in"}]
+    assert nodes["big"]["input"] == nodes["check"]["output"]
+    assert nodes["big"]["input_sources"][0]["port"] == "true"
+    assert nodes["small"]["status"] == "skipped" and "input" not in nodes["small"]
+    assert "input" not in nodes["start"]
+    for node in ("check", "big"):
+        assert nodes[node]["attempts"] == 1 and nodes[node]["duration_ms"] is not None
+        assert nodes[node]["started_at"]

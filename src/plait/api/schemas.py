@@ -107,6 +107,8 @@ class RunSummary(BaseModel):
     started_at: float | None
     finished_at: float | None
     cancel_requested: bool
+    duration_ms: float | None = Field(None, description="finished_at - started_at, once the run stopped.")
+    tokens: int | None = Field(None, description="Total LLM tokens (usage.total_tokens).")
 
 
 class RunDetail(RunSummary):

@@ -32,6 +32,18 @@ class NodeDelta:
     interrupt: dict[str, Any] | None = None
     resume: Any = None
     reused: bool = False
+    # Where the node's input came from, one (source node, source port, target port) per edge that
+    # delivered a value: the values are the sources' outputs (see `port_value`), so a checkpoint
+    # records the input without storing every value twice.
+    input: tuple[tuple[str, str, str], ...] | None = None
+
+
+def port_value(output: Any, port: str) -> Any:
+    """The value an edge from `port` of a node delivers: the whole output, or its `port` key when
+    the node emitted a dict with one (the rule `Runner._propagate` applies)."""
+    if port == "out" or type(output) is not dict or port not in output:
+        return output
+    return output[port]
 
 
 @dataclass(slots=True)

@@ -465,6 +465,12 @@ class Runner:
             nr.status = self.status[idx] = "cancelled"
             return
         self.resume_data.pop(idx, None)
+        got = self.deliveries[idx]
+        sources = (
+            tuple((self.plan.nodes[e.source].id, e.source_port, e.target_port) for e, _ in got)
+            if got
+            else None
+        )
         if kind == "ok":
             result = outcome.result
             assert result is not None
@@ -493,6 +499,7 @@ class Runner:
                 nr.started_at,
                 outcome.duration_ms,
                 result.usage,
+                input=sources,
             )
             newly_ready = self._propagate(idx, result.ports, result.output, True)
             await self._save(delta)
@@ -520,6 +527,7 @@ class Runner:
                     attempt=outcome.attempt,
                     started_at=nr.started_at,
                     interrupt=info,
+                    input=sources,
                 )
             )
             if req.blocking:
@@ -545,6 +553,7 @@ class Runner:
                     attempt=outcome.attempt,
                     started_at=nr.started_at,
                     duration_ms=outcome.duration_ms,
+                    input=sources,
                 )
             )
             self._failure = (pn.id, f"node {pn.id!r} failed: {outcome.error}")

@@ -21,6 +21,7 @@ from sqlalchemy import select, update
 import plait
 from plait.engine import events as ev
 from plait.engine.api import Flow, validate_inputs
+from plait.engine.checkpoint import port_value
 from plait.engine.events import Event
 from plait.engine.runner import ResumeError, RunResult
 from plait.nodes.base import NodeError
@@ -70,6 +71,10 @@ def task_view(task: HumanTask, *, now: float | None = None) -> dict[str, Any]:
 
 
 def run_summary(row: Run) -> dict[str, Any]:
+    usage = row.usage or {}
+    duration_ms = None
+    if row.started_at is not None and row.finished_at is not None:
+        duration_ms = round((row.finished_at - row.started_at) * 1000, 3)
     return {
         "id": row.id,
         "flow_id": row.flow_id,
@@ -82,7 +87,37 @@ def run_summary(row: Run) -> dict[str, Any]:
         "started_at": row.started_at,
         "finished_at": row.finished_at,
         "cancel_requested": row.cancel_requested,
+        "duration_ms": duration_ms,
+        "tokens": usage.get("total_tokens")
+        or (usage.get("input_tokens", 0) + usage.get("output_tokens", 0))
+        or None,
     }
+
+
+def node_inputs(node_rows: list[Any]) -> dict[str, dict[str, Any]]:
+    """Each finished node's input rebuilt from the sources its checkpoint recorded (`NodeDelta.input`)
+    and their outputs: `input` as the node saw it (`ctx.input`: the value on port `in`, one entry per
+    source when several deliver there), `inputs` per port, `input_sources`."""
+    outputs: dict[str, Any] = {}
+    sources: dict[str, list[Any]] = {}
+    for nr in node_rows:
+        if nr.status == "ok":
+            outputs[nr.node_id] = nr.output
+        if nr.input and nr.status in ("ok", "error", "waiting"):
+            sources[nr.node_id] = nr.input
+    out: dict[str, dict[str, Any]] = {}
+    for node_id, srcs in sources.items():
+        ports: dict[str, Any] = {}
+        for src, src_port, target_port in srcs:
+            value = port_value(outputs.get(src), src_port)
+            ports.setdefault(target_port, {})[src] = value
+        flat = {p: next(iter(v.values())) if len(v) == 1 else v for p, v in ports.items()}
+        out[node_id] = {
+            "input": flat.get("in"),
+            "inputs": flat,
+            "input_sources": [{"node": a, "port": b, "target_port": c} for a, b, c in srcs],
+        }
+    return out
 
 
 class RunService:
@@ -388,6 +423,9 @@ class RunService:
                     n["ports"] = data["branch"]
             elif e.type == ev.WAITING:
                 nodes.setdefault(e.node_id, {"id": e.node_id})["status"] = "waiting"
+        for node_id, io in node_inputs(node_rows).items():
+            if node_id in nodes:
+                nodes[node_id].update(io)
         if row.status in TERMINAL:
             for n in nodes.values():
                 if n.get("status") == "running":

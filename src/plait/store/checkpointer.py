@@ -60,7 +60,7 @@ def delta_row(run_id: str, delta: NodeDelta, event_seq: int | None, now: float) 
         "node_id": delta.node_id,
         "status": delta.status,
         "attempt": delta.attempt,
-        "input": None,
+        "input": [list(src) for src in delta.input] if delta.input else None,
         "output": delta.output,
         "ports": list(delta.ports) if delta.ports is not None else None,
         "vars": delta.vars,
@@ -91,6 +91,7 @@ def row_to_delta(row: Any) -> NodeDelta:
         interrupt=row.interrupt,
         resume=row.resume,
         reused=row.reused,
+        input=tuple(tuple(src) for src in row.input) if row.input else None,  # type: ignore[misc]
     )
 
 
