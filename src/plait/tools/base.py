@@ -10,14 +10,24 @@ from typing import Any, Protocol
 class ToolError(Exception):
     """A tool call failed in a way the caller (an agent, a node) should see as a clear message."""
 
-    def __init__(self, message: str, *, hint: str | None = None) -> None:
+    def __init__(self, message: str, *, hint: str | None = None, fatal: bool = False) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
+        # fatal: the tool cannot work at all (its MCP server is gone, bad configuration); an agent
+        # fails the node instead of handing the message back to the model.
+        self.fatal = fatal
+
+    def __str__(self) -> str:
+        return f"{self.message} (fix: {self.hint})" if self.hint else self.message
 
 
 class ToolCallContext(Protocol):
-    """What a tool may use while it runs: secrets by name and the run it belongs to."""
+    """What a tool may use while it runs: secrets by name and the run it belongs to.
+
+    Nodes pass their `NodeContext`, which also offers `run_flow(ref, inputs)` (used by flow tools)
+    and `services.mcp_servers`; tools look those up with `getattr` so other callers may omit them.
+    """
 
     run_id: str
     node_id: str

@@ -1,0 +1,108 @@
+"""One guarded HTTP exchange for tools: SSRF guard, redirects checked hop by hop, size limit.
+
+Tools talk to public services (search engines, Wikipedia, arXiv) and to URLs a model chose, so
+every request goes through `plait.net.guard` exactly like the `http` node's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from plait.net.guard import ALLOW_ENV, BlockedURLError, allowlist_from_env, send_with_redirects
+from plait.nodes.builtin.http import _client, _decode, _display_url, _parse_body, _read_limited
+from plait.tools.base import ToolError
+
+DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_MAX_BYTES = 5_000_000
+
+
+@dataclass(slots=True)
+class Fetched:
+    status: int
+    headers: httpx.Headers
+    raw: bytes
+    response: httpx.Response
+    url: str
+
+    def text(self) -> str:
+        return _decode(self.raw, self.response)
+
+    def json(self, what: str) -> Any:
+        try:
+            return json.loads(self.raw)
+        except ValueError as exc:
+            raise ToolError(f"{what} did not answer with JSON ({exc}): {self.text()[:200]!r}") from None
+
+    def body(self, mode: str = "auto") -> Any:
+        return _parse_body(self.raw, self.response, mode, self.url, lenient=True)
+
+
+async def fetch(
+    method: str,
+    url: str,
+    *,
+    what: str,
+    params: Mapping[str, Any] | None = None,
+    headers: Mapping[str, str] | None = None,
+    json_body: Any = None,
+    data: Mapping[str, Any] | None = None,
+    content: bytes | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    raise_for_status: bool = True,
+) -> Fetched:
+    """Send one request through the SSRF guard; `what` names the service in error messages."""
+    try:
+        allow = allowlist_from_env()
+    except ValueError as exc:
+        raise ToolError(str(exc), hint=f"fix {ALLOW_ENV}", fatal=True) from None
+    client = _client(allow)
+    try:
+        request = client.build_request(
+            method.upper(),
+            url,
+            params={k: v for k, v in (params or {}).items() if v is not None},
+            headers=dict(headers or {}),
+            json=json_body,
+            data=data,
+            content=content,
+            timeout=httpx.Timeout(timeout_s),
+        )
+    except (httpx.InvalidURL, TypeError, ValueError) as exc:
+        raise ToolError(f"{what}: invalid URL {url[:200]!r}: {exc}") from None
+    if request.url.scheme not in ("http", "https") or not request.url.host:
+        raise ToolError(f"{what}: invalid URL {url[:200]!r}: only absolute http(s) URLs are supported")
+    shown = _display_url(request.url)
+    try:
+        async with asyncio.timeout(timeout_s):
+            response = await send_with_redirects(client, request)
+            try:
+                raw = await _read_limited(response, max_bytes, shown)
+            finally:
+                await response.aclose()
+    except BlockedURLError as exc:
+        raise ToolError(f"{what}: {exc.message}") from None
+    except (httpx.TimeoutException, TimeoutError):
+        raise ToolError(f"{what}: request to {shown} timed out after {timeout_s:g}s") from None
+    except httpx.HTTPError as exc:
+        raise ToolError(f"{what}: request to {shown} failed: {type(exc).__name__}: {exc}") from None
+    except Exception as exc:  # NodeError from the size limit
+        message = getattr(exc, "message", None)
+        if message is None:
+            raise
+        raise ToolError(f"{what}: {message}") from None
+    fetched = Fetched(response.status_code, response.headers, raw, response, shown)
+    if raise_for_status and response.status_code >= 400:
+        detail = fetched.text()[:300].strip()
+        raise ToolError(
+            f"{what}: {method.upper()} {shown} returned HTTP {response.status_code}"
+            + (f": {detail}" if detail else ""),
+            hint="check the API key" if response.status_code in (401, 403) else None,
+        )
+    return fetched
