@@ -168,3 +168,48 @@ async def test_orphaned_queued_run_is_started_on_recovery(settings: Settings) ->
         assert row.status == "completed" and row.outputs == {"v": 5}
     finally:
         await s.close()
+
+
+def echo_flow(text: str) -> dict[str, Any]:
+    return {
+        "schema": "plait/flow@1",
+        "id": "echo",
+        "nodes": [
+            {"id": "start", "type": "start"},
+            {"id": "out", "type": "output", "config": {"name": "v", "value": text}},
+        ],
+        "edges": [{"source": "start", "target": "out"}],
+    }
+
+
+async def test_cached_latest_version_and_variables_follow_changes(settings: Settings) -> None:
+    """Runs read the latest version and the variables from a short-lived cache: changes made
+    through this process show at once, another process's within the TTL."""
+    a = await Services.open(settings)
+    b = await Services.open(settings)  # a second server on the same database
+    try:
+        await a.flows.create(echo_flow("one {{env.GREETING}}"))
+        await a.flows.publish("echo")
+        await a.store.variables.set("GREETING", "hi")
+        assert (await a.runs.run_sync("echo", {}))["outputs"] == {"v": "one hi"}
+
+        await a.flows.update("echo", echo_flow("two {{env.GREETING}}"))
+        await a.flows.publish("echo")
+        await a.store.variables.set("GREETING", "hello")
+        assert (await a.runs.run_sync("echo", {}))["outputs"] == {"v": "two hello"}
+
+        # b cached version 2 and "hello"; a publishes version 3 and changes the variable.
+        assert (await b.runs.run_sync("echo", {}))["outputs"] == {"v": "two hello"}
+        await a.flows.update("echo", echo_flow("three {{env.GREETING}}"))
+        await a.flows.publish("echo")
+        await a.store.variables.set("GREETING", "hey")
+        deadline = time.monotonic() + b.flows.cache_ttl_s + 5
+        while (await b.runs.run_sync("echo", {}))["outputs"] != {"v": "three hey"}:
+            assert time.monotonic() < deadline, "b never saw the new version and variable"
+            await asyncio.sleep(0.1)
+
+        await a.flows.delete_version("echo", 3)
+        assert (await a.runs.run_sync("echo", {}))["outputs"] == {"v": "two hey"}
+    finally:
+        await b.close()
+        await a.close()

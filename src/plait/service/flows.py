@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -78,9 +79,15 @@ def version_view(row: FlowVersion, *, document: bool = True) -> dict[str, Any]:
 
 
 class FlowService:
-    def __init__(self, store: Store) -> None:
+    """Flows and their versions. Which version is "latest" is cached per flow for `cache_ttl_s`
+    (every run asks): publishing or deleting here updates it at once; another process's changes
+    are seen within the TTL."""
+
+    def __init__(self, store: Store, *, cache_ttl_s: float = 1.0) -> None:
         self.store = store
+        self.cache_ttl_s = cache_ttl_s
         self._compiled: dict[tuple[Any, ...], Flow] = {}
+        self._latest: dict[str, tuple[float, Flow, int]] = {}
 
     # ------------------------------------------------------------------ drafts
     async def create(
@@ -175,6 +182,7 @@ class FlowService:
         )
 
     async def delete(self, flow_id: str) -> None:
+        self._latest.pop(flow_id, None)
         if not await self.store.flows.delete(flow_id):
             raise NotFound(f"no flow {flow_id!r}")
 
@@ -188,6 +196,7 @@ class FlowService:
                 details={"problems": problems},
                 code="invalid_flow",
             )
+        self._latest.pop(flow_id, None)
         version = await self.store.flows.publish(flow_id, document=row.draft, note=note)
         if version is None:
             raise NotFound(f"no flow {flow_id!r}")
@@ -205,6 +214,7 @@ class FlowService:
 
     async def delete_version(self, flow_id: str, version: int) -> None:
         # The store has no delete for versions: one DELETE here (runs keep their version number).
+        self._latest.pop(flow_id, None)
         async with self.store.sessionmaker.begin() as session:
             result = await session.execute(
                 delete(FlowVersion).where(FlowVersion.flow_id == flow_id, FlowVersion.version == version)
@@ -220,6 +230,10 @@ class FlowService:
         if spec == "draft":
             return self.compile(flow_id, (await self.get_row(flow_id)).draft), None
         if spec in ("latest", "default"):
+            now = time.monotonic()
+            cached = self._latest.get(flow_id)
+            if cached is not None and cached[0] > now:
+                return cached[1], cached[2]
             # A version implies its flow (versions are deleted with it): the flow row is read
             # only when there is no published version.
             v = await self.store.flows.get_version(flow_id, None)
@@ -231,7 +245,12 @@ class FlowService:
                         details={"hint": "publish it, or run the draft with version=draft"},
                     )
                 return self.compile(flow_id, row.draft), None
-            return self._compiled_version(v), v.version
+            flow = self._compiled_version(v)
+            if self.cache_ttl_s > 0:
+                if len(self._latest) >= 1024:
+                    self._latest.pop(next(iter(self._latest)))
+                self._latest[flow_id] = (now + self.cache_ttl_s, flow, v.version)
+            return flow, v.version
         try:
             number = int(spec)
         except ValueError:

@@ -603,17 +603,23 @@ class VariableView:
 
 class VariableRepo(_Repo):
     """Global variables; every value is encrypted at rest with the store's `SecretBox`.
-    Listings redact secret values unless asked to reveal them."""
+    Listings redact secret values unless asked to reveal them.
 
-    def __init__(self, sessionmaker: Sessions, box: SecretBox) -> None:
+    `values()` (read by every run) is cached for `cache_ttl_s`: writes through this repo clear the
+    cache at once; another process's writes are seen within the TTL."""
+
+    def __init__(self, sessionmaker: Sessions, box: SecretBox, *, cache_ttl_s: float = 1.0) -> None:
         super().__init__(sessionmaker)
         self.box = box
+        self.cache_ttl_s = cache_ttl_s
+        self._cached: tuple[float, dict[str, Any]] | None = None
 
     async def set(
         self, name: str, value: Any, *, is_secret: bool = False, description: str | None = None
     ) -> None:
         now = time.time()
         token = self.box.encrypt(value)
+        self._cached = None
         async with self.sessionmaker.begin() as session:
             stmt = _upsert(session, Variable).values(
                 name=name,
@@ -633,10 +639,16 @@ class VariableRepo(_Repo):
         return default if token is None else self.box.decrypt(token)
 
     async def values(self) -> dict[str, Any]:
-        """Every variable decrypted (for `{{env.X}}` at run time)."""
+        """Every variable decrypted (for `{{env.X}}` at run time); a fresh dict per call."""
+        now = time.monotonic()
+        if self._cached is not None and self._cached[0] > now:
+            return dict(self._cached[1])
         async with self.sessionmaker() as session:
             rows = (await session.execute(select(Variable.name, Variable.value))).all()
-        return {name: self.box.decrypt(token) for name, token in rows}
+        values = {name: self.box.decrypt(token) for name, token in rows}
+        if self.cache_ttl_s > 0:
+            self._cached = (now + self.cache_ttl_s, values)
+        return dict(values)
 
     async def list(self, *, reveal: bool = False) -> list[VariableView]:
         rows = await self._all(select(Variable).order_by(Variable.name))
@@ -652,10 +664,12 @@ class VariableRepo(_Repo):
         ]
 
     async def delete(self, name: str) -> bool:
+        self._cached = None
         return await self._write(delete(Variable).where(Variable.name == name)) > 0
 
     async def rotate(self) -> int:
         """Re-encrypt every value with the first (newest) key; returns how many."""
+        self._cached = None
         async with self.sessionmaker.begin() as session:
             rows = (await session.execute(select(Variable.name, Variable.value))).all()
             for name, token in rows:
