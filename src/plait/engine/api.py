@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import hashlib
 import json
 import uuid
@@ -18,6 +19,7 @@ from jsonschema import Draft202012Validator
 from plait.engine.checkpoint import Checkpointer, InMemoryCheckpointer, NodeDelta
 from plait.engine.events import EventSink
 from plait.engine.plan import Plan, compile_flow
+from plait.engine.policy_edge import EdgeRunner
 from plait.engine.runner import ProviderSource, ResumeError, Runner, RunResult, RunServices
 from plait.nodes.base import NodeError
 from plait.nodes.registry import NodeRegistry, default_registry
@@ -151,7 +153,11 @@ def _make_runner(
         tools=tools,
         mcp_servers=flow.doc.settings.mcp_servers,
     )
-    return Runner(
+    # The scheduling policy: dataflow (the Runner itself) or a model deciding each step.
+    make: Any = (
+        functools.partial(EdgeRunner, doc=flow.doc) if flow.doc.settings.policy == "edge_llm" else Runner
+    )
+    return make(
         flow.plan,
         run_id,
         flow_id=flow.id,

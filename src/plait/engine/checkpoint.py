@@ -64,6 +64,8 @@ class Checkpoint:
     run: RunRecord
     deltas: list[NodeDelta] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
+    # Edge-LLM decisions in step order (`{step, mode, next, skips, reason, ...}`), replayed on restore.
+    decisions: list[dict[str, Any]] = field(default_factory=list)
 
 
 class Checkpointer(Protocol):
@@ -72,6 +74,10 @@ class Checkpointer(Protocol):
 
     async def save(self, run_id: str, delta: NodeDelta, events: Sequence[Event]) -> None:
         """Durably store one node delta and the events emitted since the last save."""
+
+    async def save_decision(self, run_id: str, decision: dict[str, Any], events: Sequence[Event]) -> None:
+        """Durably store one edge-LLM decision (`decision["step"]` orders them) and the events since
+        the last save. Only runs with `settings.policy = "edge_llm"` call it."""
 
     async def finish(
         self,
@@ -91,6 +97,7 @@ class InMemoryCheckpointer:
 
     def __init__(self) -> None:
         self.runs: dict[str, Checkpoint] = {}
+        self._decided_after: dict[str, list[int]] = {}  # per decision: how many deltas preceded it
 
     async def begin(self, record: RunRecord, events: Sequence[Event]) -> None:
         cp = self.runs.get(record.run_id)
@@ -105,6 +112,12 @@ class InMemoryCheckpointer:
         cp.deltas.append(delta)
         if events:
             cp.events.extend(events)
+
+    async def save_decision(self, run_id: str, decision: dict[str, Any], events: Sequence[Event]) -> None:
+        cp = self.runs[run_id]
+        cp.decisions.append(decision)
+        self._decided_after.setdefault(run_id, []).append(len(cp.deltas))
+        cp.events.extend(events)
 
     async def finish(
         self,
@@ -127,5 +140,8 @@ class InMemoryCheckpointer:
         other = InMemoryCheckpointer()
         run = RunRecord(**{k: getattr(cp.run, k) for k in RunRecord.__slots__})
         run.status, run.outputs, run.error = "running", None, None
-        other.runs[run_id] = Checkpoint(run, list(cp.deltas[:n_deltas]), [])
+        after = self._decided_after.get(run_id, [])
+        decisions = [d for d, n in zip(cp.decisions, after, strict=True) if n <= n_deltas]
+        other.runs[run_id] = Checkpoint(run, list(cp.deltas[:n_deltas]), [], decisions)
+        other._decided_after[run_id] = [n for n in after if n <= n_deltas]
         return other

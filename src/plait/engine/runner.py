@@ -87,6 +87,8 @@ class RunResult:
     interrupts: list[dict[str, Any]] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=dict)
     duration_ms: float = 0.0
+    # The edge-LLM decisions of the run (DecisionLog, see plait.engine.policy_edge); empty for dataflow.
+    decisions: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def interrupt(self) -> dict[str, Any] | None:
@@ -94,7 +96,7 @@ class RunResult:
         return self.interrupts[0] if self.interrupts else None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "run_id": self.run_id,
             "status": self.status,
             "outputs": self.outputs,
@@ -104,6 +106,9 @@ class RunResult:
             "duration_ms": self.duration_ms,
             "nodes": {k: v.to_dict() for k, v in self.nodes.items()},
         }
+        if self.decisions:
+            out["decisions"] = self.decisions
+        return out
 
 
 class ProviderSource(Protocol):

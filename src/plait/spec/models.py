@@ -59,11 +59,27 @@ class GraphSpec(_Model):
     edges: list[EdgeSpec] = Field(default_factory=list)
 
 
+class DeciderSettings(_Model):
+    """The model that schedules an `edge_llm` flow (see docs/edge-llm.md)."""
+
+    provider: str = Field(
+        "openai", min_length=1, description="Provider name (openai, anthropic, scripted...)."
+    )
+    model: str = Field(min_length=1, description="Model the provider serves, e.g. gpt-4o-mini.")
+    instructions: str | None = Field(
+        None, description="Extra guidance appended to the decider's system prompt."
+    )
+    temperature: float | None = Field(None, ge=0, le=2)
+    max_tokens: int | None = Field(None, ge=1, le=200_000)
+
+
 class Settings(_Model):
     policy: Literal["dataflow", "edge_llm"] = "dataflow"
     max_concurrency: int = Field(8, ge=1, le=4096)
     timeout_s: float | None = Field(None, gt=0, description="Wall-clock limit for the whole run.")
-    decider: dict[str, Any] | None = Field(None, description="LLM settings of the edge-LLM decider.")
+    decider: DeciderSettings | None = Field(
+        None, description="The edge-LLM decider; required with policy edge_llm."
+    )
     mcp_servers: dict[str, dict[str, Any]] | None = Field(
         None,
         description="MCP servers whose tools this flow's agent/tool nodes may use, by name (see docs/tools.md).",

@@ -19,6 +19,7 @@ from plait.spec.models import RESERVED_IDS, FlowDocument, GraphSpec, NodeSpec
 from plait.spec.problems import Problem
 
 SPECIAL_ROOTS = frozenset({"inputs", "vars", "sys", "env"})
+EDGE_LLM_ROOTS = frozenset({"input"})
 
 
 class NodeTypeInfo(Protocol):
@@ -49,7 +50,21 @@ def validate_document(doc: FlowDocument, catalog: NodeCatalog) -> list[Problem]:
     problems: list[Problem] = []
     for label, schema in (("inputs", doc.inputs),):
         problems.extend(_schema_problems(schema, None, label))
-    _validate_graph(doc, catalog, problems, outer_allowed=frozenset(), aliases=frozenset(), prefix="")
+    aliases: frozenset[str] = frozenset()
+    if doc.settings.policy == "edge_llm":
+        # Under the edge-LLM policy a node's templates may use `{{input}}`: the decided input.
+        aliases = EDGE_LLM_ROOTS
+        if doc.settings.decider is None:
+            problems.append(
+                Problem(
+                    "missing_decider",
+                    "policy 'edge_llm' needs a decider model",
+                    None,
+                    "settings.decider",
+                    'add settings.decider = {"provider": "openai", "model": "gpt-4o-mini"}',
+                )
+            )
+    _validate_graph(doc, catalog, problems, outer_allowed=frozenset(), aliases=aliases, prefix="")
     return problems
 
 

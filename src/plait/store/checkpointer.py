@@ -36,7 +36,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from plait.engine.checkpoint import Checkpoint, NodeDelta, RunRecord
 from plait.engine.events import RUN_FINISHED, Event
 from plait.store.db import apply_sqlite_pragmas, json_dumps, sqlite_path
-from plait.store.models import NodeRunRow, Run, RunEvent
+from plait.store.models import Decision, NodeRunRow, Run, RunEvent
 
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 
@@ -45,6 +45,7 @@ _node_runs = NodeRunRow.__table__
 _events = RunEvent.__table__
 _insert_node_run = insert(_node_runs)
 _insert_events = insert(_events)
+_decisions = Decision.__table__
 
 
 def event_rows(run_id: str, events: Sequence[Event]) -> list[dict[str, Any]]:
@@ -174,6 +175,24 @@ def _save_tx(
     return live
 
 
+def decision_row(run_id: str, decision: dict[str, Any], now: float) -> dict[str, Any]:
+    """A `decisions` row: the step, the node whose completion led to it (`at`), the whole record."""
+    return {
+        "run_id": run_id,
+        "step": int(decision["step"]),
+        "node_id": decision.get("at"),
+        "data": decision,
+        "created_at": now,
+    }
+
+
+def _decision_tx(conn: Connection, run_id: str, row: dict[str, Any], events: Sequence[Event]) -> None:
+    conn.execute(insert(_decisions), row)
+    if events:
+        conn.execute(_insert_events, event_rows(run_id, events))
+        conn.execute(update(_runs).where(_runs.c.id == run_id).values(last_seq=events[-1].seq))
+
+
 def _finish_tx(conn: Connection, run_id: str, values: dict[str, Any], events: Sequence[Event]) -> None:
     if events:
         conn.execute(_insert_events, event_rows(run_id, events))
@@ -193,6 +212,9 @@ _SQL_INSERT_NODE_RUN = _sql(
     insert(_node_runs).values({c.name: bindparam(c.name) for c in _node_runs.c if c.name != "id"})
 )
 _SQL_INSERT_EVENT = _sql(insert(_events).values({c.name: bindparam(c.name) for c in _events.c}))
+_SQL_INSERT_DECISION = _sql(
+    insert(_decisions).values({c.name: bindparam(c.name) for c in _decisions.c if c.name != "id"})
+)
 _SQL_SAVE_RUN = _sql(
     update(_runs)
     .where(_runs.c.id == bindparam("run_id"))
@@ -394,6 +416,13 @@ def _raw_save(
     return live
 
 
+def _raw_decision(db: sqlite3.Connection, run_id: str, row: dict[str, Any], events: Sequence[Event]) -> None:
+    db.execute(_SQL_INSERT_DECISION, {**row, "data": json_dumps(row["data"])})
+    if events:
+        db.executemany(_SQL_INSERT_EVENT, _raw_event_rows(run_id, events))
+        db.execute(_SQL_SAVE_RUN, {"run_id": run_id, "last_seq": events[-1].seq, "context": None})
+
+
 def _raw_finish(db: sqlite3.Connection, run_id: str, values: dict[str, Any], events: Sequence[Event]) -> None:
     if events:
         db.executemany(_SQL_INSERT_EVENT, _raw_event_rows(run_id, events))
@@ -584,6 +613,14 @@ class SqlCheckpointer:
         if merged is not None or written is not None:
             self._vars[run_id] = merged if merged is not None else written
 
+    async def save_decision(self, run_id: str, decision: dict[str, Any], events: Sequence[Event]) -> None:
+        """One edge-LLM decision into `decisions` (served by GET /runs/{id}/decisions), with its events."""
+        row = decision_row(run_id, decision, time.time())
+        if self._writer is not None:
+            await self._writer.run(_raw_decision, run_id, row, events)
+        else:
+            await self._tx(_decision_tx, run_id, row, events)
+
     async def finish(
         self,
         run_id: str,
@@ -623,6 +660,17 @@ class SqlCheckpointer:
             events = (
                 await conn.execute(select(_events).where(_events.c.run_id == run_id).order_by(_events.c.seq))
             ).all()
+            decisions = (
+                (
+                    await conn.execute(
+                        select(_decisions.c.data)
+                        .where(_decisions.c.run_id == run_id)
+                        .order_by(_decisions.c.step, _decisions.c.id)
+                    )
+                )
+                .scalars()
+                .all()
+            )
         record = RunRecord(
             run_id=run.id,
             flow_id=run.flow_id,
@@ -637,7 +685,10 @@ class SqlCheckpointer:
         live = run.context.get("vars") if isinstance(run.context, dict) else None
         self._vars[run_id] = dict(live if live is not None else record.variables)
         return Checkpoint(
-            record, [row_to_delta(r) for r in deltas], [row_to_event(run_id, r) for r in events]
+            record,
+            [row_to_delta(r) for r in deltas],
+            [row_to_event(run_id, r) for r in events],
+            list(decisions),
         )
 
     # -------------------------------------------------------------------------- run rows
