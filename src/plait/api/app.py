@@ -43,7 +43,8 @@ def error_response(status: int, code: str, message: str, details: Any = None) ->
     return JSONResponse(jsonable_encoder(body), status_code=status)
 
 
-def _services(request: Request) -> Services:
+async def _services(request: Request) -> Services:
+    # async: FastAPI runs a sync dependency in a worker thread, a thread hop per request.
     return request.app.state.services
 
 
@@ -57,7 +58,7 @@ async def require_key(
 ) -> str | None:
     """Verify the API key; the caller's owner (the key's user id; None: deployment-wide, also
     when auth is off). FastAPI caches it per request, so routes can depend on it again (`Owner`)."""
-    services = _services(request)
+    services: Services = request.app.state.services
     if not services.settings.require_auth:
         return None
     return await services.check_key(key or (cred.credentials if cred else None))
@@ -423,8 +424,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     for router in (flows, runs, tasks, hooks, components):
         app.include_router(router)
-    from plait.api import editor  # the canvas' routes (they import this module's dependencies)
+    from plait.api import editor, ws  # the canvas' routes (they import this module's dependencies)
 
-    for router in editor.routers:
+    for router in (*editor.routers, ws.router):
         app.include_router(router)
     return app

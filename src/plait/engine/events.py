@@ -30,11 +30,14 @@ class Event:
     data: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The wire form (SSE data, the flow channel): the envelope, then the data's fields (which
+        never replace the envelope's `seq`, `type`, `run_id`, `ts`, `node_id`)."""
         out: dict[str, Any] = {"seq": self.seq, "type": self.type, "run_id": self.run_id, "ts": self.ts}
         if self.node_id is not None:
             out["node_id"] = self.node_id
         if self.data:
-            out.update(self.data)
+            for key, value in self.data.items():
+                out.setdefault(key, value)
         return out
 
 

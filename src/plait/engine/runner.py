@@ -347,7 +347,7 @@ class Runner:
             nr = self.node_runs[pn.index] = NodeRun(pn.id)
         nr.status, nr.attempts, nr.started_at = "running", attempt, time.time()
         self.status[pn.index] = "running"
-        self.emit(ev.NODE_STARTED, pn.id, {"type": pn.spec.type, "attempt": attempt})
+        self.emit(ev.NODE_STARTED, pn.id, {"node_type": pn.spec.type, "attempt": attempt})
         return nr
 
     def _inputs_of(self, idx: int) -> tuple[Any, dict[str, Any]]:

@@ -1,0 +1,69 @@
+"""`/ws`: the flow channel over a WebSocket (protocol: `plait.service.channel`).
+
+Browsers cannot set headers on a WebSocket, so the API key comes as `?api_key=KEY` in the URL or
+as a first message `{"type": "auth", "api_key": KEY}` (the `x-api-key` / bearer headers work too,
+for other clients). A connection that fails to authenticate gets an `error` message and is closed
+with code 4401.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from fastapi import APIRouter, WebSocket, WebSocketDisconnect
+
+from plait.service.channel import FlowChannel
+
+AUTH_TIMEOUT_S = 10.0
+CLOSE_UNAUTHORIZED = 4401
+
+router = APIRouter()
+
+
+def _header_key(ws: WebSocket) -> str | None:
+    key = ws.headers.get("x-api-key")
+    if key:
+        return key
+    auth = ws.headers.get("authorization", "")
+    if auth.lower().startswith("bearer "):
+        return auth[7:].strip() or None
+    return None
+
+
+@router.websocket("/ws")
+async def flow_channel(ws: WebSocket) -> None:
+    services = ws.app.state.services
+    await ws.accept()
+
+    async def send(message: dict[str, Any]) -> None:
+        await ws.send_text(json.dumps(message, ensure_ascii=False, default=str, separators=(",", ":")))
+
+    channel = FlowChannel(services, send)
+    try:
+        key = ws.query_params.get("api_key") or _header_key(ws)
+        if not channel.authenticated and key is not None:
+            await channel.authenticate(key)
+        elif not channel.authenticated:
+            # The first message must authenticate; a silent client is dropped.
+            try:
+                first = await asyncio.wait_for(ws.receive_text(), AUTH_TIMEOUT_S)
+            except TimeoutError:
+                await send({"type": "error", "code": "unauthorized", "message": "no auth message in time"})
+                channel.closing = "unauthorized"
+            else:
+                await channel.handle(first)
+        while channel.closing is None:
+            message = await ws.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            data = message.get("text")
+            if data is None:
+                data = message.get("bytes") or b""
+            await channel.handle(data)
+        await ws.close(code=CLOSE_UNAUTHORIZED, reason=channel.closing)
+    except WebSocketDisconnect:
+        pass
+    finally:
+        await channel.close()
