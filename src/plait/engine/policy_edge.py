@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -34,7 +35,7 @@ from plait.engine import events as ev
 from plait.engine.checkpoint import Checkpoint, NodeDelta
 from plait.engine.plan import Plan, PlanNode
 from plait.engine.runner import NodeRun, Runner, RunResult, _Outcome
-from plait.llm.base import ChatRequest, Message, ProviderError, Usage
+from plait.llm.base import ChatRequest, Message, Provider, ProviderError, Usage
 from plait.spec.models import DeciderSettings, FlowDocument
 
 MODES = ("next", "parallel", "stop")
@@ -212,16 +213,6 @@ def parse_decision(text: str | None, plan: Plan, ready: list[int]) -> dict[str, 
     return {"mode": mode, "next": items, "skips": skips, "reason": reason}
 
 
-def default_provider_source() -> Any:
-    """The model providers of `plait.llm` (variables/environment keys), used when a run gets none."""
-    from plait import llm
-
-    factory = getattr(llm, "default_providers", None)
-    if factory is None:
-        raise ProviderError("no model providers are available: pass providers= to the run")
-    return factory()
-
-
 class EdgeRunner(Runner):
     """A `Runner` whose scheduling step asks the decider model (see the module docstring)."""
 
@@ -245,6 +236,7 @@ class EdgeRunner(Runner):
         self.stopped = False
         self.decider_usage = Usage()
         self._decider_task: asyncio.Task[Any] | None = None
+        self._provider: Provider | None = None
 
     # ------------------------------------------------------------------ scheduling
     async def _drive(self) -> str:
@@ -410,9 +402,30 @@ class EdgeRunner(Runner):
             max_tokens=self.decider.max_tokens,
         )
 
+    def provider(self) -> Provider:
+        """The decider's provider: a `script` in the document, else the run's provider source
+        (`providers=`), else the registry of `plait.llm` with keys from the run's variables."""
+        if self._provider is None:
+            from plait.llm.registry import default_providers
+            from plait.llm.scripted import ScriptedProvider
+
+            if self.decider.script is not None:
+                # A resumed run goes on with the replies its earlier decisions did not use.
+                used = sum(1 + len(d.get("rejected") or ()) for d in self.decisions)
+                self._provider = ScriptedProvider(self.decider.script[used:])
+            else:
+                source = self.services.providers or default_providers(self._secret)
+                self._provider = source.get(self.decider.provider)
+        return self._provider
+
+    def _secret(self, name: str) -> str | None:
+        value = self.env.get(name)
+        if value is None:
+            value = os.environ.get(name)
+        return None if value is None else str(value)
+
     async def _ask(self, request: ChatRequest) -> Any:
-        source = self.services.providers or default_provider_source()
-        provider = source.get(self.decider.provider)
+        provider = self.provider()
         self._decider_task = asyncio.ensure_future(provider.chat(request))
         try:
             return await self._decider_task

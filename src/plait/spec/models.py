@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 SCHEMA_ID = "plait/flow@1"
 DEFAULT_PORT_OUT = "out"
@@ -71,6 +71,15 @@ class DeciderSettings(_Model):
     )
     temperature: float | None = Field(None, ge=0, le=2)
     max_tokens: int | None = Field(None, ge=1, le=200_000)
+    script: list[Any] | None = Field(
+        None, description="With provider 'scripted': the replies to replay, one per decision (docs/llm.md)."
+    )
+
+    @model_validator(mode="after")
+    def _script_needs_scripted(self) -> DeciderSettings:
+        if self.script is not None and self.provider != "scripted":
+            raise ValueError("script is only used with provider 'scripted'; remove it or set provider")
+        return self
 
 
 class Settings(_Model):
