@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: install run test lint bench clean
+.PHONY: install run test lint bench clean web-install web-build web-test web-size
 
 install: $(STAMP)
 
@@ -15,19 +15,44 @@ $(STAMP): pyproject.toml
 	rm -f $(VENV)/.installed-*
 	touch $@
 
+# The web UI (web/, React + Vite) builds into the Python package (src/plait/web_dist), which
+# `plait serve` serves at /. npm ci runs again when the lockfile changes; the build when a source does.
+WEB_DEPS := web/node_modules/.installed
+WEB_DIST := src/plait/web_dist/index.html
+WEB_SRC := $(shell find web/src web/scripts -type f 2>/dev/null) web/index.html web/vite.config.ts web/tsconfig.json web/package.json
+
+web-install: $(WEB_DEPS)
+
+$(WEB_DEPS): web/package-lock.json
+	cd web && npm ci --no-audit --no-fund
+	touch $@
+
+web-build: $(WEB_DIST)
+
+$(WEB_DIST): $(WEB_DEPS) $(WEB_SRC)
+	cd web && npm run build
+	touch $@
+
+web-test: $(WEB_DEPS)
+	cd web && npx vitest run
+
+# The built JavaScript stays within its budget (600 kB gzipped).
+web-size: web-build
+	node web/scripts/size.mjs
+
 # The main job: the server on the embedded default (SQLite in ./.plait, in-process runs, examples imported).
-run: install
+run: install web-build
 	$(BIN)/plait serve --host 127.0.0.1 --port $(or $(PORT),8000)
 
 lint: install
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 
-test: lint
+test: lint web-test web-size
 	$(BIN)/pytest
 
 bench: install
 	$(BIN)/python bench/engine.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis web/node_modules src/plait/web_dist

@@ -1,0 +1,235 @@
+/** The right-hand inspector: the selected node's id, label and config form (from its JSON
+ * Schema), its problems and last run; or the flow's own settings when nothing is selected. */
+import { useEffect, useMemo, useState } from "react";
+import { SchemaForm } from "../forms/SchemaForm";
+import { describeSchema, problemPath } from "../forms/schema";
+import type { NodeRunState } from "../state/run";
+import type { FlowDocument, NodeSpec, NodeType, Problem } from "../types";
+import { fmtDuration, fmtJson } from "../ui/format";
+
+export function problemsByPath(problems: Problem[]): { byPath: Record<string, string[]>; general: Problem[] } {
+  const byPath: Record<string, string[]> = {};
+  const general: Problem[] = [];
+  for (const p of problems) {
+    const path = problemPath(p.field);
+    if (path) (byPath[path] ??= []).push(p.message + (p.hint ? ` (${p.hint})` : ""));
+    else general.push(p);
+  }
+  return { byPath, general };
+}
+
+interface NodeInspectorProps {
+  node: NodeSpec;
+  type: NodeType | undefined;
+  problems: Problem[];
+  suggestions: string[];
+  runNode?: NodeRunState;
+  readOnly?: boolean;
+  onConfig: (config: Record<string, any>) => void;
+  onRename: (id: string) => string | null;
+  onLabel: (label: string | undefined) => void;
+  onDelete: () => void;
+}
+
+export function NodeInspector({ node, type, problems, suggestions, runNode, readOnly, onConfig, onRename, onLabel, onDelete }: NodeInspectorProps) {
+  const fields = useMemo(() => describeSchema(type?.config_schema), [type]);
+  const { byPath, general } = useMemo(() => problemsByPath(problems), [problems]);
+  const [idText, setIdText] = useState(node.id);
+  const [idError, setIdError] = useState<string | null>(null);
+  useEffect(() => {
+    setIdText(node.id);
+    setIdError(null);
+  }, [node.id]);
+  const commitId = () => {
+    if (idText === node.id) return;
+    const err = onRename(idText.trim());
+    setIdError(err);
+    if (err) setIdText(node.id);
+  };
+  return (
+    <div className="inspector" data-testid="inspector" aria-label={`Inspector of ${node.id}`}>
+      <div className="inspector-head">
+        <h2>{type?.title ?? node.type}</h2>
+        {!readOnly && (
+          <button type="button" className="small danger" data-testid="delete-node" onClick={onDelete}>
+            Delete node
+          </button>
+        )}
+      </div>
+      {type?.description && <p className="muted small-text">{type.description}</p>}
+      {!type && (
+        <p className="error" role="alert">
+          Unknown node type <code>{node.type}</code>.
+        </p>
+      )}
+      <fieldset disabled={readOnly} className="plain">
+        <div className="field">
+          <label htmlFor="node-id-input">Id (used in references: {`{{${node.id}}}`})</label>
+          <input
+            id="node-id-input"
+            data-testid="node-id-input"
+            value={idText}
+            aria-invalid={idError ? true : undefined}
+            onChange={(e) => setIdText(e.target.value)}
+            onBlur={commitId}
+            onKeyDown={(e) => e.key === "Enter" && commitId()}
+          />
+          {idError && (
+            <div className="field-error" role="alert">
+              {idError}
+            </div>
+          )}
+        </div>
+        <div className="field">
+          <label htmlFor="node-label-input">Label</label>
+          <input id="node-label-input" data-testid="node-label-input" value={node.label ?? ""} onChange={(e) => onLabel(e.target.value || undefined)} />
+        </div>
+        {general.length > 0 && (
+          <ul className="problems" data-testid="node-problems">
+            {general.map((p, i) => (
+              <li key={i} role="alert">
+                {p.field ? <code>{p.field}</code> : null} {p.message}
+                {p.hint ? <span className="muted"> — {p.hint}</span> : null}
+              </li>
+            ))}
+          </ul>
+        )}
+        <h3>Settings</h3>
+        <SchemaForm fields={fields} value={node.config ?? {}} onChange={onConfig} problems={byPath} suggestions={suggestions} />
+      </fieldset>
+      {runNode && <RunNodeDetails runNode={runNode} />}
+    </div>
+  );
+}
+
+export function RunNodeDetails({ runNode, inputs }: { runNode: NodeRunState; inputs?: any }) {
+  return (
+    <section className="run-node" data-testid="node-run-details">
+      <h3>Last run</h3>
+      <dl>
+        <dt>Status</dt>
+        <dd data-testid="node-run-status">{runNode.status}</dd>
+        {runNode.attempt !== undefined && (
+          <>
+            <dt>Attempts</dt>
+            <dd>{runNode.attempt}</dd>
+          </>
+        )}
+        <dt>Duration</dt>
+        <dd>{fmtDuration(runNode.durationMs)}</dd>
+        {runNode.branch && (
+          <>
+            <dt>Branch</dt>
+            <dd>{runNode.branch.join(", ")}</dd>
+          </>
+        )}
+      </dl>
+      {inputs !== undefined && (
+        <>
+          <h4>Inputs</h4>
+          <pre data-testid="node-run-inputs">{fmtJson(inputs)}</pre>
+        </>
+      )}
+      {runNode.error && (
+        <>
+          <h4>Error</h4>
+          <pre className="error" data-testid="node-run-error">
+            {runNode.error}
+          </pre>
+        </>
+      )}
+      {runNode.preview && (
+        <>
+          <h4>Streamed</h4>
+          <pre data-testid="node-run-preview">{runNode.preview}</pre>
+        </>
+      )}
+      {runNode.toolCalls.length > 0 && (
+        <>
+          <h4>Tool calls</h4>
+          <ul data-testid="node-run-tools">
+            {runNode.toolCalls.map((t, i) => (
+              <li key={i}>
+                <code>{t.name}</code> <span className="muted">{fmtJson(t.args)}</span>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+      <h4>Output</h4>
+      <pre data-testid="node-run-output">{fmtJson(runNode.output)}</pre>
+    </section>
+  );
+}
+
+interface FlowSettingsProps {
+  doc: FlowDocument;
+  problems: Problem[];
+  readOnly?: boolean;
+  onPatch: (patch: Partial<FlowDocument>) => void;
+  onSelectNode: (id: string) => void;
+}
+
+export function FlowSettings({ doc, problems, readOnly, onPatch, onSelectNode }: FlowSettingsProps) {
+  const [schemaText, setSchemaText] = useState(() => (doc.inputs ? JSON.stringify(doc.inputs, null, 2) : ""));
+  const [schemaError, setSchemaError] = useState<string | null>(null);
+  return (
+    <div className="inspector" data-testid="flow-settings">
+      <h2>Flow</h2>
+      <fieldset disabled={readOnly} className="plain">
+        <div className="field">
+          <label htmlFor="flow-description">Description</label>
+          <textarea id="flow-description" rows={2} data-testid="flow-description" value={doc.description ?? ""} onChange={(e) => onPatch({ description: e.target.value })} />
+        </div>
+        <div className="field">
+          <label htmlFor="flow-inputs-schema">Inputs (JSON Schema of the run inputs)</label>
+          <textarea
+            id="flow-inputs-schema"
+            rows={6}
+            data-testid="flow-inputs-schema"
+            value={schemaText}
+            aria-invalid={schemaError ? true : undefined}
+            placeholder='{"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}'
+            onChange={(e) => {
+              setSchemaText(e.target.value);
+              if (!e.target.value.trim()) {
+                setSchemaError(null);
+                return onPatch({ inputs: undefined });
+              }
+              try {
+                const v = JSON.parse(e.target.value);
+                setSchemaError(null);
+                onPatch({ inputs: v });
+              } catch (err) {
+                setSchemaError(`Not JSON yet: ${(err as Error).message}`);
+              }
+            }}
+          />
+          {schemaError && <div className="field-error">{schemaError}</div>}
+        </div>
+      </fieldset>
+      <h3>Problems</h3>
+      {problems.length === 0 ? (
+        <p className="muted" data-testid="problems-none">
+          None: the flow is valid.
+        </p>
+      ) : (
+        <ul className="problems" data-testid="problems-list">
+          {problems.map((p, i) => (
+            <li key={i}>
+              {p.node_id && doc.nodes.some((n) => n.id === p.node_id) ? (
+                <button type="button" className="link" onClick={() => onSelectNode(p.node_id!)}>
+                  {p.node_id}
+                </button>
+              ) : (
+                p.node_id && <code>{p.node_id}</code>
+              )}{" "}
+              {p.field && <code>{p.field}</code>} {p.message}
+              {p.hint && <span className="muted"> — {p.hint}</span>}
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}

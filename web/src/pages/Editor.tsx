@@ -1,0 +1,595 @@
+/** The flow editor: palette, canvas, inspector; autosave, publish, versions, run and runs. */
+import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from "react";
+import { api, ApiError, request } from "../api";
+import FlowCanvas, { type CanvasHandle } from "../canvas/FlowCanvas";
+import { FlowSettings, NodeInspector } from "../editor/Inspector";
+import { Palette } from "../editor/Palette";
+import { hasInputs, RunDialog } from "../editor/RunDialog";
+import { RunsPanel, VersionsPanel } from "../editor/SidePanels";
+import { startAndWatch, stopRun, type Watch } from "../live";
+import { useNodeTypes } from "../nodeTypes";
+import { linkProps, paths } from "../router";
+import {
+  addNode,
+  commit,
+  connect,
+  connectionProblem,
+  copy,
+  deleteItems,
+  history as makeHistory,
+  moveNodes,
+  paste,
+  redo,
+  referenceSuggestions,
+  renameNode,
+  setConfig,
+  undo,
+  updateNode,
+  type Clipboard,
+  type Connection,
+  type History,
+} from "../state/graph";
+import { fillMissingPositions, layeredLayout } from "../state/layout";
+import { idleRun, isActive, normalizeEvent, reduceRun, startingRun, tokensOf, type RunState } from "../state/run";
+import type { FlowDocument, NodeType, Problem, VersionOut } from "../types";
+import { Dialog } from "../ui/Dialog";
+import { download, errorText, fmtDuration } from "../ui/format";
+
+const AUTOSAVE_MS = 600;
+const CLIP_KEY = "plait.clipboard";
+const PORT_TYPES_HANDLED = new Set(["switch", "human", "if"]);
+
+type SaveState = "saved" | "dirty" | "saving" | "error";
+type RunAction = { kind: "reset"; state: RunState } | { kind: "event"; raw: any };
+
+function runReducer(state: RunState, a: RunAction): RunState {
+  if (a.kind === "reset") return a.state;
+  const e = normalizeEvent(a.raw);
+  if (!e) return state;
+  if (state.runId && e.runId && e.runId !== state.runId) return state;
+  return reduceRun(state, e);
+}
+
+function isEditableTarget(t: EventTarget | null): boolean {
+  const el = t as HTMLElement | null;
+  if (!el) return false;
+  return el.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(el.tagName);
+}
+
+function sameIds(a: string[], b: ReadonlySet<string>): boolean {
+  return a.length === b.size && a.every((x) => b.has(x));
+}
+
+export default function Editor({ flowId, onName, onGone }: { flowId: string; onName: (id: string, name: string) => void; onGone: (id: string) => void }) {
+  const types = useNodeTypes();
+  const [hist, setHist] = useState<History | null>(null);
+  const [loadError, setLoadError] = useState<string | null>(null);
+  const [name, setName] = useState("");
+  const [problems, setProblems] = useState<Problem[]>([]);
+  const [saveState, setSaveState] = useState<SaveState>("saved");
+  const [saveError, setSaveError] = useState<string | null>(null);
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const [selectedEdges, setSelectedEdges] = useState<string[]>([]);
+  const [panel, setPanel] = useState<"inspect" | "runs" | "versions">("inspect");
+  const [viewing, setViewing] = useState<VersionOut | null>(null);
+  const [dialog, setDialog] = useState<null | "run" | "publish">(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [runProblems, setRunProblems] = useState<Problem[]>([]);
+  const [run, dispatchRun] = useReducer(runReducer, undefined, idleRun);
+  const [taskLinks, setTaskLinks] = useState<{ token: string; node_id: string }[]>([]);
+  const [versionsKey, setVersionsKey] = useState(0);
+  const [portOverrides, setPortOverrides] = useState<Record<string, string[]>>({});
+  const savedRef = useRef<FlowDocument | null>(null);
+  const watchRef = useRef<Watch | null>(null);
+  const canvasRef = useRef<CanvasHandle>(null);
+  const saving = useRef<Promise<void> | null>(null);
+
+  const doc = hist?.present ?? null;
+  const shownDoc = viewing?.document ?? doc;
+  const readOnly = Boolean(viewing);
+
+  // ---------------------------------------------------------------- load
+  useEffect(() => {
+    let live = true;
+    api.getFlow(flowId).then(
+      (flow) => {
+        if (!live) return;
+        const d = fillMissingPositions({ ...flow.draft, nodes: flow.draft.nodes ?? [], edges: flow.draft.edges ?? [] });
+        savedRef.current = d;
+        setHist(makeHistory(d));
+        setName(flow.name || flow.id);
+        onName(flowId, flow.name || flow.id);
+        setProblems(flow.problems ?? []);
+      },
+      (e) => {
+        if (!live) return;
+        if (e instanceof ApiError && e.status === 404) onGone(flowId);
+        setLoadError(errorText(e));
+      },
+    );
+    return () => {
+      live = false;
+      watchRef.current?.close();
+    };
+  }, [flowId, onName, onGone]);
+
+  // ---------------------------------------------------------------- autosave (+ validation)
+  const save = useCallback(async () => {
+    const d = hist?.present;
+    if (!d || d === savedRef.current) return;
+    setSaveState("saving");
+    try {
+      const out = await api.updateFlow(flowId, { document: d });
+      savedRef.current = d;
+      setProblems(out.problems ?? []);
+      setSaveError(null);
+      setSaveState((s) => (s === "saving" ? "saved" : s));
+    } catch (e) {
+      setSaveState("error");
+      setSaveError(errorText(e));
+    }
+  }, [flowId, hist]);
+
+  useEffect(() => {
+    if (!doc || doc === savedRef.current) return;
+    setSaveState("dirty");
+    const t = setTimeout(() => {
+      saving.current = save();
+    }, AUTOSAVE_MS);
+    return () => clearTimeout(t);
+  }, [doc, save]);
+
+  const flush = useCallback(async () => {
+    await saving.current;
+    await save();
+  }, [save]);
+
+  // Save what is pending when leaving the editor (tab switch, navigation).
+  const saveRef = useRef(save);
+  saveRef.current = save;
+  useEffect(() => () => void saveRef.current(), []);
+
+  // ---------------------------------------------------------------- ports of config-dependent types
+  useEffect(() => {
+    if (!doc) return;
+    const todo = doc.nodes.filter((n) => (types.byName.get(n.type) as any)?.ports_from_config && !PORT_TYPES_HANDLED.has(n.type));
+    if (!todo.length) return;
+    const t = setTimeout(async () => {
+      const next: Record<string, string[]> = {};
+      await Promise.all(
+        todo.map(async (n) => {
+          try {
+            const out = await request<{ output_ports: string[] }>("POST", `/api/v1/node-types/${encodeURIComponent(n.type)}/ports`, { config: n.config ?? {} });
+            next[n.id] = out.output_ports;
+          } catch {
+            /* keep the default ports */
+          }
+        }),
+      );
+      setPortOverrides(next);
+    }, 400);
+    return () => clearTimeout(t);
+  }, [doc, types.byName]);
+
+  // ---------------------------------------------------------------- edits
+  const edit = useCallback((fn: (d: FlowDocument) => FlowDocument) => {
+    setHist((h) => (h ? commit(h, fn(h.present)) : h));
+  }, []);
+
+  const addType = useCallback(
+    (t: NodeType, position?: { x: number; y: number }) => {
+      const p = position ?? canvasRef.current?.center() ?? { x: 0, y: 0 };
+      const docType = ((t as any).node_type as string | undefined) ?? t.name;
+      const config = (t as any).config_defaults ?? undefined;
+      let newId = "";
+      edit((d) => {
+        const r = addNode(d, docType, position ? p : { x: p.x - 80, y: p.y - 20 }, t, config ? structuredClone(config) : undefined);
+        newId = r.id;
+        return r.doc;
+      });
+      if (newId) setSelected(new Set([newId]));
+    },
+    [edit],
+  );
+  const onDropType = useCallback(
+    (typeName: string, position: { x: number; y: number }) => {
+      const t = types.byName.get(typeName);
+      if (t) addType(t, position);
+    },
+    [types.byName, addType],
+  );
+  const onMove = useCallback((positions: Record<string, { x: number; y: number }>) => edit((d) => moveNodes(d, positions)), [edit]);
+  const onConnect = useCallback(
+    (c: Connection) => {
+      if (!doc) return;
+      const why = connectionProblem(doc, c);
+      if (why) setNotice(`Not connected: ${why}.`);
+      else edit((d) => connect(d, c));
+    },
+    [doc, edit],
+  );
+  const onDelete = useCallback(
+    (nodeIds: string[], edgeKeys: string[]) => {
+      edit((d) => deleteItems(d, nodeIds, edgeKeys));
+      setSelected(new Set());
+    },
+    [edit],
+  );
+  const onSelect = useCallback((nodeIds: string[], edgeKeys: string[]) => {
+    setSelected((s) => (sameIds(nodeIds, s) ? s : new Set(nodeIds)));
+    setSelectedEdges((s) => (s.length === edgeKeys.length && s.every((x, i) => x === edgeKeys[i]) ? s : edgeKeys));
+  }, []);
+  const selectNode = useCallback((id: string) => {
+    setSelected(new Set([id]));
+    setPanel("inspect");
+  }, []);
+
+  const doCopy = useCallback(() => {
+    if (!doc || !selected.size) return;
+    const clip = copy(doc, selected);
+    localStorage.setItem(CLIP_KEY, JSON.stringify(clip));
+    setNotice(`Copied ${clip.nodes.length} node(s).`);
+  }, [doc, selected]);
+  const doPaste = useCallback(() => {
+    let clip: Clipboard | null = null;
+    try {
+      clip = JSON.parse(localStorage.getItem(CLIP_KEY) ?? "null");
+    } catch {
+      clip = null;
+    }
+    if (!clip?.nodes?.length) return;
+    let newIds: string[] = [];
+    edit((d) => {
+      const r = paste(d, clip!);
+      newIds = r.ids;
+      return r.doc;
+    });
+    setSelected(new Set(newIds));
+  }, [edit]);
+  const doUndo = useCallback(() => setHist((h) => (h ? undo(h) : h)), []);
+  const doRedo = useCallback(() => setHist((h) => (h ? redo(h) : h)), []);
+  const doLayout = useCallback(() => {
+    edit((d) => moveNodes(d, layeredLayout(d)));
+    setTimeout(() => canvasRef.current?.fitView(), 50);
+  }, [edit]);
+  const deleteSelection = useCallback(() => onDelete([...selected], selectedEdges), [onDelete, selected, selectedEdges]);
+
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (readOnly || isEditableTarget(e.target) || document.querySelector("[role=dialog]")) return;
+      const mod = e.ctrlKey || e.metaKey;
+      const k = e.key.toLowerCase();
+      if (mod && k === "z" && !e.shiftKey) (e.preventDefault(), doUndo());
+      else if (mod && ((k === "z" && e.shiftKey) || k === "y")) (e.preventDefault(), doRedo());
+      else if (mod && k === "c") doCopy();
+      else if (mod && k === "v") (e.preventDefault(), doPaste());
+      else if (e.key === "Escape") setSelected(new Set());
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [readOnly, doUndo, doRedo, doCopy, doPaste]);
+
+  // ---------------------------------------------------------------- run
+  const startRun = useCallback(
+    async (inputs: Record<string, any>) => {
+      setRunProblems([]);
+      await flush();
+      watchRef.current?.close();
+      dispatchRun({ kind: "reset", state: startingRun() });
+      setTaskLinks([]);
+      try {
+        const w = await startAndWatch(flowId, inputs, "draft", (raw) => dispatchRun({ kind: "event", raw }));
+        watchRef.current = w;
+        dispatchRun({ kind: "event", raw: { type: "run_id", run_id: w.runId } });
+        setDialog(null);
+      } catch (e) {
+        dispatchRun({ kind: "reset", state: idleRun() });
+        if (e instanceof ApiError && e.problems.length) {
+          setRunProblems(e.problems);
+          if (e.code === "invalid_input") setDialog("run");
+          else setDialog(null);
+          if (e.code === "invalid_flow") setProblems(e.problems);
+        }
+        setNotice(`Could not start the run: ${errorText(e)}`);
+      }
+    },
+    [flowId, flush],
+  );
+  const onRunClick = useCallback(() => {
+    if (!doc) return;
+    if (hasInputs(doc.inputs)) {
+      setRunProblems([]);
+      setDialog("run");
+    } else void startRun({});
+  }, [doc, startRun]);
+  const onStop = useCallback(async () => {
+    if (!run.runId) return;
+    try {
+      await stopRun(run.runId);
+    } catch (e) {
+      setNotice(`Could not stop: ${errorText(e)}`);
+    }
+  }, [run.runId]);
+
+  // a run that waits for people: find its task tokens
+  useEffect(() => {
+    if (run.status !== "waiting" || !run.runId) return;
+    api.getRun(run.runId).then((d) => setTaskLinks((d.tasks ?? []).map((t) => ({ token: t.token, node_id: t.node_id }))), () => undefined);
+  }, [run.status, run.runId]);
+
+  const runActive = isActive(run);
+
+  // ---------------------------------------------------------------- publish, versions, export
+  const publish = useCallback(
+    async (note: string) => {
+      await flush();
+      try {
+        const v = await api.publish(flowId, note);
+        setNotice(`Published version ${v.version}.`);
+        setVersionsKey((k) => k + 1);
+        setDialog(null);
+      } catch (e) {
+        if (e instanceof ApiError && e.problems.length) setProblems(e.problems);
+        throw e;
+      }
+    },
+    [flowId, flush],
+  );
+  const restore = useCallback(
+    (v: VersionOut) => {
+      if (!v.document) return;
+      const d = fillMissingPositions({ ...v.document, id: flowId, nodes: v.document.nodes ?? [], edges: v.document.edges ?? [] });
+      edit(() => d);
+      setViewing(null);
+      setNotice(`Restored version ${v.version} into the draft (undo to go back).`);
+    },
+    [edit, flowId],
+  );
+  const exportDraft = useCallback(async () => {
+    await flush();
+    try {
+      download(`${flowId}.plait.json`, await api.exportFlow(flowId, "json", "draft"), "application/json");
+    } catch (e) {
+      setNotice(errorText(e));
+    }
+  }, [flowId, flush]);
+
+  // ---------------------------------------------------------------- derived
+  const problemsByNode = useMemo(() => {
+    const out: Record<string, string[]> = {};
+    for (const p of problems) {
+      if (!p.node_id) continue;
+      (out[p.node_id] ??= []).push(p.field ? `${p.field}: ${p.message}` : p.message);
+      // edge problems name their edge ("edge #1 (a -> b)"): mark the source node
+      const m = /^edge #\d+ \(([^ ]+) -> /.exec(p.node_id);
+      if (m) (out[m[1]] ??= []).push(p.message);
+    }
+    return out;
+  }, [problems]);
+  const selectedNode = selected.size === 1 && shownDoc ? shownDoc.nodes.find((n) => selected.has(n.id)) : undefined;
+  const lastOutputs = useMemo(() => {
+    const o: Record<string, any> = {};
+    for (const [id, n] of Object.entries(run.nodes)) if (n.output !== undefined) o[id] = n.output;
+    return o;
+  }, [run.nodes]);
+  const suggestions = useMemo(() => (shownDoc && selectedNode ? referenceSuggestions(shownDoc, selectedNode.id, lastOutputs) : []), [shownDoc, selectedNode, lastOutputs]);
+  const nodeProblems = useMemo(() => (selectedNode ? problems.filter((p) => p.node_id === selectedNode.id) : []), [problems, selectedNode]);
+
+  const onConfig = useCallback((config: Record<string, any>) => selectedNode && edit((d) => setConfig(d, selectedNode.id, config)), [edit, selectedNode]);
+  const onRename = useCallback(
+    (to: string) => {
+      if (!doc || !selectedNode) return null;
+      const r = renameNode(doc, selectedNode.id, to);
+      if ("error" in r) return r.error;
+      edit(() => r.doc);
+      setSelected(new Set([to]));
+      return null;
+    },
+    [doc, selectedNode, edit],
+  );
+  const onLabel = useCallback((label: string | undefined) => selectedNode && edit((d) => updateNode(d, selectedNode.id, { label })), [edit, selectedNode]);
+  const onFlowPatch = useCallback((patch: Partial<FlowDocument>) => edit((d) => ({ ...d, ...patch })), [edit]);
+
+  if (loadError)
+    return (
+      <div className="page">
+        <p className="error" role="alert">
+          {loadError}
+        </p>
+        <a {...linkProps(paths.library())}>Back to the library</a>
+      </div>
+    );
+  if (!hist || !shownDoc) return <p className="loading">Loading…</p>;
+
+  return (
+    <div className="editor" data-testid="editor">
+      <div className="toolbar" role="toolbar" aria-label="Flow tools">
+        <h1 className="flow-name" title={flowId}>
+          {name}
+        </h1>
+        <span className={`save-state save-${saveState}`} data-testid="save-status" data-state={saveState} role="status" title={saveError ?? undefined}>
+          {saveState === "saved" ? "Saved" : saveState === "saving" ? "Saving…" : saveState === "dirty" ? "Unsaved" : "Save failed"}
+        </span>
+        <span className={`problem-count${problems.length ? " has" : ""}`} data-testid="problem-count" data-count={problems.length}>
+          {problems.length ? `${problems.length} problem${problems.length > 1 ? "s" : ""}` : "Valid"}
+        </span>
+        <div className="tool-group">
+          <button type="button" className="small" onClick={doUndo} disabled={readOnly || !hist.past.length} data-testid="undo" aria-keyshortcuts="Control+Z">
+            Undo
+          </button>
+          <button type="button" className="small" onClick={doRedo} disabled={readOnly || !hist.future.length} data-testid="redo" aria-keyshortcuts="Control+Shift+Z">
+            Redo
+          </button>
+          <button type="button" className="small" onClick={doCopy} disabled={readOnly || !selected.size} data-testid="copy" aria-keyshortcuts="Control+C">
+            Copy
+          </button>
+          <button type="button" className="small" onClick={doPaste} disabled={readOnly} data-testid="paste" aria-keyshortcuts="Control+V">
+            Paste
+          </button>
+          <button type="button" className="small" onClick={deleteSelection} disabled={readOnly || (!selected.size && !selectedEdges.length)} data-testid="delete-selection" aria-keyshortcuts="Delete">
+            Delete
+          </button>
+          <button type="button" className="small" onClick={doLayout} disabled={readOnly} data-testid="auto-layout">
+            Auto-layout
+          </button>
+        </div>
+        <div className="tool-group">
+          <button type="button" className="small" onClick={() => setDialog("publish")} disabled={readOnly} data-testid="publish">
+            Publish…
+          </button>
+          <button type="button" className="small" onClick={exportDraft} data-testid="export-draft">
+            Export
+          </button>
+        </div>
+        <div className="tool-group run-group">
+          <span className={`run-status status-${run.status}`} data-testid="run-status" data-status={run.status} role="status" aria-live="polite">
+            {run.status === "idle" ? "" : run.status}
+            {run.durationMs !== undefined ? ` · ${fmtDuration(run.durationMs)}` : ""}
+            {tokensOf(run.usage) ? ` · ${tokensOf(run.usage)} tokens` : ""}
+          </span>
+          {run.runId && (
+            <a className="small-text" {...linkProps(paths.run(run.runId))} data-testid="run-open">
+              inspect
+            </a>
+          )}
+          <button type="button" className="primary" onClick={onRunClick} disabled={readOnly || runActive} data-testid="run-button">
+            ▶ Run
+          </button>
+          <button type="button" className="danger" onClick={onStop} disabled={!runActive || !run.runId} data-testid="stop-button">
+            ■ Stop
+          </button>
+        </div>
+      </div>
+      {(notice || run.error || taskLinks.length > 0 || viewing) && (
+        <div className="banners">
+          {viewing && (
+            <div className="banner" data-testid="viewing-version">
+              Viewing version {viewing.version} (read-only).{" "}
+              <button type="button" className="small" onClick={() => restore(viewing)} data-testid="viewing-restore">
+                Restore into the draft
+              </button>{" "}
+              <button type="button" className="small" onClick={() => setViewing(null)} data-testid="viewing-close">
+                Back to the draft
+              </button>
+            </div>
+          )}
+          {taskLinks.map((t) => (
+            <div className="banner waiting" key={t.token}>
+              Waiting for a person at <code>{t.node_id}</code>:{" "}
+              <a href={paths.task(t.token)} target="_blank" rel="noreferrer" data-testid={`task-link-${t.node_id}`}>
+                open the task form
+              </a>
+            </div>
+          ))}
+          {run.error && (
+            <div className="banner error" role="alert" data-testid="run-error">
+              {run.error}
+            </div>
+          )}
+          {notice && (
+            <div className="banner" role="status" data-testid="editor-notice">
+              {notice}{" "}
+              <button type="button" className="small" aria-label="Dismiss" onClick={() => setNotice(null)}>
+                ✕
+              </button>
+            </div>
+          )}
+        </div>
+      )}
+      <div className="editor-body">
+        <Palette types={types.list} onAdd={addType} disabled={readOnly} />
+        <FlowCanvas
+          doc={shownDoc}
+          types={types.byName}
+          portOverrides={portOverrides}
+          run={viewing ? null : run}
+          problems={viewing ? undefined : problemsByNode}
+          selected={selected}
+          readOnly={readOnly}
+          onSelect={onSelect}
+          onMove={onMove}
+          onConnect={onConnect}
+          onDelete={onDelete}
+          onDropType={onDropType}
+          onNodeActivate={selectNode}
+          canvasRef={canvasRef}
+        />
+        <aside className="side" aria-label="Details">
+          <div className="side-tabs" role="tablist">
+            {(["inspect", "runs", "versions"] as const).map((p) => (
+              <button key={p} type="button" role="tab" aria-selected={panel === p} className={panel === p ? "active" : ""} data-testid={`panel-${p}`} onClick={() => setPanel(p)}>
+                {p === "inspect" ? "Inspector" : p === "runs" ? "Runs" : "Versions"}
+              </button>
+            ))}
+          </div>
+          {panel === "inspect" &&
+            (selectedNode ? (
+              <NodeInspector
+                key={selectedNode.id}
+                node={selectedNode}
+                type={types.byName.get(selectedNode.type)}
+                problems={nodeProblems}
+                suggestions={suggestions}
+                runNode={run.nodes[selectedNode.id]}
+                readOnly={readOnly}
+                onConfig={onConfig}
+                onRename={onRename}
+                onLabel={onLabel}
+                onDelete={() => onDelete([selectedNode.id], [])}
+              />
+            ) : (
+              <FlowSettings doc={shownDoc} problems={problems} readOnly={readOnly} onPatch={onFlowPatch} onSelectNode={selectNode} />
+            ))}
+          {panel === "runs" && <RunsPanel flowId={flowId} refreshKey={`${run.runId}:${run.status}`} />}
+          {panel === "versions" && <VersionsPanel flowId={flowId} refreshKey={versionsKey} viewing={viewing?.version ?? null} onView={setViewing} onRestore={restore} />}
+        </aside>
+      </div>
+      {dialog === "run" && doc?.inputs && <RunDialog schema={doc.inputs} onRun={startRun} onClose={() => setDialog(null)} serverProblems={runProblems} />}
+      {dialog === "publish" && <PublishDialog onPublish={publish} onClose={() => setDialog(null)} />}
+      {types.error && (
+        <p className="error floating" role="alert">
+          Could not load the node types: {types.error}
+        </p>
+      )}
+    </div>
+  );
+}
+
+function PublishDialog({ onPublish, onClose }: { onPublish: (note: string) => Promise<void>; onClose: () => void }) {
+  const [note, setNote] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  return (
+    <Dialog title="Publish a version" onClose={onClose} testId="publish-dialog">
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          setBusy(true);
+          try {
+            await onPublish(note);
+          } catch (err) {
+            setError(errorText(err));
+          } finally {
+            setBusy(false);
+          }
+        }}
+      >
+        <label htmlFor="publish-note">Note (what changed)</label>
+        <input id="publish-note" data-testid="publish-note" value={note} onChange={(e) => setNote(e.target.value)} />
+        {error && (
+          <p className="error" role="alert" data-testid="publish-error">
+            {error}
+          </p>
+        )}
+        <div className="buttons">
+          <button type="submit" className="primary" disabled={busy} data-testid="publish-confirm">
+            Publish
+          </button>
+          <button type="button" onClick={onClose}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}

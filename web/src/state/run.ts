@@ -1,0 +1,205 @@
+/**
+ * Run events -> what the canvas shows. One reducer for the `/ws` flow channel, the SSE stream and
+ * a stored run being replayed, so live and replay look the same.
+ */
+import type { RunDetail } from "../types";
+
+export type NodeStatus = "pending" | "running" | "ok" | "error" | "skipped" | "waiting" | "cancelled";
+export type RunStatus = "idle" | "starting" | "queued" | "running" | "waiting" | "completed" | "failed" | "cancelled";
+
+export interface ToolCall {
+  name: string;
+  args: any;
+}
+
+export interface NodeRunState {
+  status: NodeStatus;
+  preview: string;
+  toolCalls: ToolCall[];
+  output?: any;
+  error?: string;
+  attempt?: number;
+  durationMs?: number;
+  branch?: string[];
+  task?: any;
+}
+
+export interface RunState {
+  runId: string | null;
+  status: RunStatus;
+  nodes: Record<string, NodeRunState>;
+  firedEdges: Record<string, true>;
+  lastSeq: number;
+  error?: string;
+  outputs?: Record<string, any>;
+  usage?: Record<string, any>;
+  durationMs?: number;
+}
+
+/** An event as the reducer sees it, whatever channel it came from. */
+export interface RunEvent {
+  type: string;
+  seq?: number;
+  runId?: string;
+  nodeId?: string;
+  [k: string]: any;
+}
+
+export const PREVIEW_LIMIT = 4000;
+
+export function idleRun(): RunState {
+  return { runId: null, status: "idle", nodes: {}, firedEdges: {}, lastSeq: 0 };
+}
+
+export function startingRun(runId: string | null = null): RunState {
+  return { ...idleRun(), runId, status: "starting" };
+}
+
+/** Accepts `{type, run_id, node_id, ...}` (SSE/event log) and `{type, runId, nodeId, ...}` or
+ * `{type, data: {...}}` (flow channel) alike. */
+export function normalizeEvent(raw: any): RunEvent | null {
+  if (!raw || typeof raw !== "object") return null;
+  const body = raw.data && typeof raw.data === "object" && !Array.isArray(raw.data) ? { ...raw.data, ...raw, ...raw.data } : raw;
+  const type = body.type ?? body.event;
+  if (typeof type !== "string") return null;
+  const out: RunEvent = { ...body, type };
+  const runId = body.runId ?? body.run_id;
+  const nodeId = body.nodeId ?? body.node_id;
+  if (runId !== undefined) out.runId = runId;
+  if (nodeId !== undefined && nodeId !== null) out.nodeId = String(nodeId);
+  if (typeof body.seq === "number") out.seq = body.seq;
+  return out;
+}
+
+function node(state: RunState, id: string): NodeRunState {
+  return state.nodes[id] ?? { status: "pending", preview: "", toolCalls: [] };
+}
+
+function withNode(state: RunState, id: string, patch: Partial<NodeRunState>): RunState {
+  return { ...state, nodes: { ...state.nodes, [id]: { ...node(state, id), ...patch } } };
+}
+
+const TERMINAL = new Set(["completed", "failed", "cancelled"]);
+
+export function reduceRun(state: RunState, e: RunEvent): RunState {
+  if (e.seq !== undefined) {
+    if (e.seq <= state.lastSeq) return state; // replayed twice (re-attach): exactly once
+    state = { ...state, lastSeq: e.seq };
+  }
+  if (e.runId && !state.runId) state = { ...state, runId: e.runId };
+  const id = e.nodeId;
+  switch (e.type) {
+    case "run_started":
+      return TERMINAL.has(state.status) ? state : { ...state, status: "running" };
+    case "node_started":
+      if (!id) return state;
+      return withNode({ ...state, status: state.status === "waiting" ? "running" : state.status === "idle" || state.status === "starting" ? "running" : state.status }, id, {
+        status: "running",
+        attempt: e.attempt ?? 1,
+        error: undefined,
+        preview: "",
+      });
+    case "node_retrying":
+      return id ? withNode(state, id, { attempt: e.attempt, error: e.error }) : state;
+    case "node_token": {
+      if (!id) return state;
+      const prev = node(state, id).preview;
+      const preview = (prev + String(e.delta ?? "")).slice(-PREVIEW_LIMIT);
+      return withNode(state, id, { preview });
+    }
+    case "node_tool_call":
+      if (!id) return state;
+      return withNode(state, id, { toolCalls: [...node(state, id).toolCalls, { name: e.name, args: e.args }] });
+    case "node_skipped":
+      return id ? withNode(state, id, { status: "skipped" }) : state;
+    case "node_finished": {
+      if (!id) return state;
+      const ok = e.ok !== false;
+      const branch = e.branch ?? undefined;
+      return withNode(state, id, {
+        status: ok ? "ok" : "error",
+        output: e.output,
+        error: ok ? undefined : String(e.error ?? "failed"),
+        attempt: e.attempt ?? node(state, id).attempt,
+        durationMs: e.duration_ms,
+        branch: branch ? [].concat(branch) : undefined,
+      });
+    }
+    case "edge_fired": {
+      const key = e.edge ?? e.edgeId ?? (e.from && e.to ? `${e.from}->${e.to}` : undefined);
+      if (!key) return state;
+      return { ...state, firedEdges: { ...state.firedEdges, [key]: true } };
+    }
+    case "waiting":
+      return id ? withNode({ ...state, status: "waiting" }, id, { status: "waiting", task: e.task }) : state;
+    case "error":
+      return { ...state, error: String(e.message ?? e.error ?? "error") };
+    case "run_finished": {
+      const status = (e.status as RunStatus) ?? (e.ok === false ? "failed" : "completed");
+      let nodes = state.nodes;
+      if (status !== "waiting") {
+        nodes = { ...nodes };
+        for (const [k, n] of Object.entries(nodes)) {
+          if (n.status === "running") nodes[k] = { ...n, status: status === "cancelled" ? "cancelled" : "error" };
+        }
+      }
+      return { ...state, status, nodes, outputs: e.outputs, usage: e.usage, durationMs: e.duration_ms, error: e.error ?? state.error };
+    }
+    default:
+      return state;
+  }
+}
+
+export function reduceAll(state: RunState, events: any[]): RunState {
+  for (const raw of events) {
+    const e = normalizeEvent(raw);
+    if (e) state = reduceRun(state, e);
+  }
+  return state;
+}
+
+/** The state of a stored run (GET /runs/{id}), for the inspector's replay. */
+export function runStateFromDetail(d: RunDetail, edgeKeysFired: string[] = []): RunState {
+  const nodes: Record<string, NodeRunState> = {};
+  for (const [id, n] of Object.entries(d.nodes ?? {})) {
+    nodes[id] = {
+      status: (n.status as NodeStatus) ?? "pending",
+      preview: "",
+      toolCalls: [],
+      output: n.output,
+      error: n.error,
+      attempt: n.attempts,
+      durationMs: n.duration_ms,
+      branch: n.ports,
+    };
+  }
+  const fired: Record<string, true> = {};
+  for (const k of edgeKeysFired) fired[k] = true;
+  return {
+    runId: d.id,
+    status: d.status as RunStatus,
+    nodes,
+    firedEdges: fired,
+    lastSeq: d.last_seq ?? 0,
+    error: d.error ?? undefined,
+    outputs: d.outputs ?? undefined,
+    usage: d.usage ?? undefined,
+  };
+}
+
+export function isActive(s: RunState): boolean {
+  return s.status === "starting" || s.status === "queued" || s.status === "running" || s.status === "waiting";
+}
+
+/** Sum of the token counts in a usage record (`total_tokens`, else input + output). */
+export function tokensOf(usage: Record<string, any> | null | undefined): number {
+  if (!usage) return 0;
+  if (typeof usage.total_tokens === "number") return usage.total_tokens;
+  const i = Number(usage.input_tokens ?? usage.prompt_tokens ?? 0);
+  const o = Number(usage.output_tokens ?? usage.completion_tokens ?? 0);
+  if (i || o) return i + o;
+  // per-model or per-provider nesting
+  let total = 0;
+  for (const v of Object.values(usage)) if (v && typeof v === "object") total += tokensOf(v as any);
+  return total;
+}

@@ -1,0 +1,143 @@
+/** Shapes of the plait/flow@1 document and of the HTTP API (docs/api.md). */
+
+export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+export type JsonSchema = { [k: string]: any };
+
+export interface Position {
+  x: number;
+  y: number;
+}
+
+export interface NodeSpec {
+  id: string;
+  type: string;
+  label?: string;
+  description?: string;
+  config?: Record<string, any>;
+  position?: Position;
+  [k: string]: any;
+}
+
+export interface EdgeSpec {
+  id?: string;
+  source: string;
+  source_port?: string;
+  target: string;
+  target_port?: string;
+}
+
+export interface FlowDocument {
+  schema?: string;
+  id?: string;
+  name?: string;
+  description?: string;
+  inputs?: JsonSchema;
+  nodes: NodeSpec[];
+  edges: EdgeSpec[];
+  [k: string]: any;
+}
+
+export interface NodeType {
+  name: string;
+  title: string;
+  description: string;
+  category: string;
+  config_schema: JsonSchema;
+  input_ports: string[];
+  output_ports: string[] | "dynamic";
+}
+
+export interface Problem {
+  code?: string;
+  message: string;
+  node_id?: string | null;
+  field?: string | null;
+  hint?: string | null;
+}
+
+export interface FlowSummary {
+  id: string;
+  name: string;
+  description: string;
+  latest_version: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface FlowOut extends FlowSummary {
+  draft: FlowDocument;
+  problems: Problem[];
+}
+
+export interface VersionOut {
+  flow_id: string;
+  version: number;
+  note: string;
+  created_at: number;
+  document?: FlowDocument | null;
+}
+
+export interface Usage {
+  [k: string]: any;
+}
+
+export interface RunSummary {
+  id: string;
+  flow_id: string;
+  version: number | null;
+  status: string;
+  outputs: Record<string, any> | null;
+  error: string | null;
+  usage: Usage | null;
+  created_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+  cancel_requested: boolean;
+  [k: string]: any;
+}
+
+export interface NodeRunInfo {
+  id: string;
+  status: string;
+  output?: any;
+  error?: string;
+  attempts?: number;
+  started_at?: number;
+  duration_ms?: number;
+  usage?: Usage;
+  ports?: string[];
+  inputs?: any;
+  input?: any;
+  reused?: boolean;
+}
+
+export interface RunDetail extends RunSummary {
+  inputs: Record<string, any>;
+  vars: Record<string, any>;
+  nodes: Record<string, NodeRunInfo>;
+  tasks: HumanTask[];
+  last_seq: number;
+}
+
+export interface HumanField {
+  name: string;
+  label?: string | null;
+  type?: "string" | "text" | "number" | "integer" | "boolean" | "select";
+  required?: boolean;
+  options?: string[];
+}
+
+export interface HumanTask {
+  token: string;
+  run_id: string;
+  node_id: string;
+  kind: string;
+  status: string;
+  message: string;
+  fields: HumanField[];
+  prefill: Record<string, any>;
+  actions: string[];
+  expires_at: number | null;
+  result: Record<string, any> | null;
+  [k: string]: any;
+}
