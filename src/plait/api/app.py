@@ -20,6 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import plait
 from plait.api import schemas as s
+from plait.api.ui import WebUI
 from plait.engine.api import RunInputError
 from plait.engine.events import Event
 from plait.engine.runner import ResumeError
@@ -350,7 +351,12 @@ def install_error_handlers(app: FastAPI) -> None:
         return response
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> Response:
+        ui = getattr(request.app.state, "ui", None)
+        if exc.status_code == 404 and ui is not None:  # a client-side route of the web UI?
+            page = ui.response(request)
+            if page is not None:
+                return page
         codes = {
             400: "bad_request",
             401: "unauthorized",
@@ -418,9 +424,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def healthz(svc: Svc) -> dict[str, Any]:
         return svc.health()
 
-    @app.get("/", tags=["meta"])
-    async def root() -> dict[str, Any]:
-        return {"name": "plait", "version": plait.__version__, "docs": "/docs", "api": "/api/v1"}
+    app.state.ui = WebUI()
+
+    @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
+    async def root(request: Request) -> Response:
+        """The web UI (or a page saying how to build it); client routes: see `_http` below."""
+        page = app.state.ui.response(request)
+        assert page is not None
+        return page
 
     for router in (flows, runs, tasks, hooks, components):
         app.include_router(router)
