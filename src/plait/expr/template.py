@@ -28,14 +28,24 @@ _MAX_POW = 10_000
 _MAX_SEQ = 1_000_000
 
 
+_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
 def _text(value: Any) -> str:
     """How a value reads inside text: JSON for data so prompts get `true`/`{"a": 1}`, not Python repr."""
-    if isinstance(value, str):
+    kind = type(value)
+    if kind is str:
         return value
     if value is None:
         return ""
+    if kind is int:  # the hot cases first: no encoder for a number
+        return int.__repr__(value)
+    if kind is bool:
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
     if isinstance(value, (bool, int, float, dict, list, tuple)):
-        return json.dumps(value, ensure_ascii=False, default=str)
+        return _JSON.encode(value)
     return str(value)
 
 
