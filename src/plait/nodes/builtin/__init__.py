@@ -10,5 +10,6 @@ from plait.nodes.builtin import (  # noqa: F401
     human,
     io,
     timing,
+    tool,
     variables,
 )

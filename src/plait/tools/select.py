@@ -1,0 +1,68 @@
+"""Turn tool references from node configs into `Tool`s: built-in/registry names and MCP servers.
+
+References: ``"web_search"`` (a name in the run's registry, by default the built-ins),
+``"mcp:<server>"`` (every tool of that server) and ``"mcp:<server>/<tool>"`` (one of them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from plait.tools.base import Tool, ToolError, ToolRegistry
+
+
+def run_registry(ctx: Any) -> ToolRegistry:
+    """The run's registry: what `plait.run(tools=...)` passed, else the built-in tools."""
+    services = getattr(ctx, "services", None)
+    registry = getattr(services, "tools", None)
+    if registry is None:
+        from plait.tools import default_tools
+
+        registry = default_tools()
+    return registry
+
+
+def parse_ref(ref: str) -> tuple[str | None, str | None]:
+    """``mcp:<server>[/<tool>]`` -> (server, tool or None); other names -> (None, name)."""
+    if ref.startswith("mcp:"):
+        server, _, tool = ref[4:].partition("/")
+        if not server:
+            raise ToolError(
+                f"invalid tool reference {ref!r}", hint="write mcp:<server> or mcp:<server>/<tool>"
+            )
+        return server, tool or None
+    return None, ref
+
+
+async def resolve_tools(ctx: Any, refs: list[str]) -> list[Tool]:
+    """The tools named by `refs`, in order, without duplicates (the first reference wins)."""
+    from plait.tools import mcp
+
+    out: dict[tuple[str, str], Tool] = {}
+    registry = run_registry(ctx)
+    for ref in refs:
+        server, name = parse_ref(ref)
+        if server is None:
+            tool = registry.get(name or "")
+            out.setdefault((tool.source, tool.name), tool)
+            continue
+        tools = await mcp.server_tools(ctx, server)
+        if name is not None:
+            tools = [t for t in tools if t.name == name]
+            if not tools:
+                offered = ", ".join(sorted(t.name for t in await mcp.server_tools(ctx, server)))
+                raise ToolError(
+                    f"MCP server {server!r} has no tool {name!r} (it offers: {offered})", fatal=True
+                )
+        for tool in tools:
+            out.setdefault((tool.source, tool.name), tool)
+    return list(out.values())
+
+
+async def resolve_tool(ctx: Any, ref: str) -> Tool:
+    """Exactly one tool (the `tool` node): a registry name or ``mcp:<server>/<tool>``."""
+    server, name = parse_ref(ref)
+    if server is not None and name is None:
+        raise ToolError(f"{ref!r} names a whole MCP server", hint=f"name one of its tools: {ref}/<tool>")
+    (tool,) = await resolve_tools(ctx, [ref])
+    return tool
