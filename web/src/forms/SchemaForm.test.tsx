@@ -1,0 +1,51 @@
+import { act } from "react";
+import { createRoot } from "react-dom/client";
+import { afterEach, describe, expect, it } from "vitest";
+import types from "../test/node-types.fixture.json";
+import type { NodeType } from "../types";
+import { describeSchema } from "./schema";
+import { SchemaForm } from "./SchemaForm";
+
+(globalThis as any).IS_REACT_ACT_ENVIRONMENT = true;
+const byName = new Map((types as NodeType[]).map((t) => [t.name, t]));
+let root: ReturnType<typeof createRoot> | null = null;
+
+function render(el: React.ReactElement): HTMLElement {
+  const host = document.createElement("div");
+  document.body.appendChild(host);
+  root = createRoot(host);
+  act(() => root!.render(el));
+  return host;
+}
+
+afterEach(() => {
+  act(() => root?.unmount());
+  document.body.innerHTML = "";
+});
+
+describe("SchemaForm", () => {
+  it("renders labelled controls with test ids, problems on the field, and edits values", () => {
+    let value: Record<string, any> = { message: "Approve {{inputs.amount}}?", actions: ["approve"] };
+    const fields = describeSchema(byName.get("human")!.config_schema);
+    const host = render(
+      <SchemaForm fields={fields} value={value} onChange={(v) => (value = v)} problems={{ actions: ["List should have at least 1 item"] }} suggestions={["inputs.amount"]} />,
+    );
+    const message = host.querySelector<HTMLTextAreaElement>('[data-testid="field-message"]')!;
+    expect(message.tagName).toBe("TEXTAREA");
+    expect(host.querySelector(`label[for="${message.id}"]`)!.textContent).toContain("Message");
+    expect(host.querySelector('[data-testid="field-actions-error"]')!.textContent).toContain("at least 1 item");
+    expect(host.querySelector<HTMLInputElement>('[data-testid="field-actions.0"]')!.value).toBe("approve");
+    const blocking = host.querySelector<HTMLInputElement>('[data-testid="field-blocking"]')!;
+    expect(blocking.type).toBe("checkbox");
+    act(() => blocking.click());
+    expect(value.blocking).toBe(false);
+    act(() => host.querySelector<HTMLButtonElement>('[data-testid="field-fields-add"]')!.click());
+    expect(value.fields).toEqual([{ name: "" }]);
+  });
+
+  it("masks secrets", () => {
+    const fields = describeSchema({ type: "object", properties: { api_key: { type: "string" } } });
+    const host = render(<SchemaForm fields={fields} value={{ api_key: "sk-1" }} onChange={() => undefined} />);
+    expect(host.querySelector<HTMLInputElement>('[data-testid="field-api_key"]')!.type).toBe("password");
+  });
+});
