@@ -236,7 +236,7 @@ class EdgeRunner(Runner):
         self.stopped = False
         self.decider_usage = Usage()
         self._decider_task: asyncio.Task[Any] | None = None
-        self._provider: Provider | None = None
+        self._provider: tuple[Provider, list[str]] | None = None
 
     # ------------------------------------------------------------------ scheduling
     async def _drive(self) -> str:
@@ -395,38 +395,40 @@ class EdgeRunner(Runner):
             "required": ["mode", "next", "skips", "reason"],
         }
         return ChatRequest(
-            model=self.decider.model,
+            model=self.decider.model or "scripted",
             messages=[Message("system", system), Message("user", payload)],
             response_format={"type": "json_schema", "name": "decision", "schema": schema},
             temperature=self.decider.temperature,
             max_tokens=self.decider.max_tokens,
         )
 
-    def provider(self) -> Provider:
-        """The decider's provider: a `script` in the document, else the run's provider source
-        (`providers=`), else the registry of `plait.llm` with keys from the run's variables."""
+    def provider(self) -> tuple[Provider, list[str]]:
+        """The decider's provider and model candidates, resolved once per run like a model node's
+        (`plait.llm.chat.resolve`): a `script` in the document, else the run's `providers=`, else
+        the registry of `plait.llm` with keys from the run's variables, then the environment."""
         if self._provider is None:
-            from plait.llm.registry import default_providers
-            from plait.llm.scripted import ScriptedProvider
+            from plait.llm.chat import resolve
 
-            if self.decider.script is not None:
+            script = self.decider.script
+            if script is not None:
                 # A resumed run goes on with the replies its earlier decisions did not use.
-                used = sum(1 + len(d.get("rejected") or ()) for d in self.decisions)
-                self._provider = ScriptedProvider(self.decider.script[used:])
-            else:
-                source = self.services.providers or default_providers(self._secret)
-                self._provider = source.get(self.decider.provider)
+                script = script[sum(1 + len(d.get("rejected") or ()) for d in self.decisions) :]
+            models = [self.decider.model, *self.decider.fallback_models]
+            self._provider = resolve(self, self.decider.provider, models, script=script)
         return self._provider
 
-    def _secret(self, name: str) -> str | None:
+    def secret(self, name: str) -> str | None:
+        """A key by name for the decider's provider: the run's stored variables, then the environment."""
         value = self.env.get(name)
         if value is None:
             value = os.environ.get(name)
         return None if value is None else str(value)
 
     async def _ask(self, request: ChatRequest) -> Any:
-        provider = self.provider()
-        self._decider_task = asyncio.ensure_future(provider.chat(request))
+        from plait.llm.chat import chat_with
+
+        provider, models = self.provider()
+        self._decider_task = asyncio.ensure_future(chat_with(provider, models, request))
         try:
             return await self._decider_task
         finally:
@@ -434,7 +436,7 @@ class EdgeRunner(Runner):
 
     async def _decide(self, ready: list[int]) -> None:
         step = len(self.decisions) + 1
-        who = f"edge-LLM decider ({self.decider.provider}/{self.decider.model})"
+        who = f"edge-LLM decider ({'/'.join(filter(None, (self.decider.provider, self.decider.model)))})"
         request = self._request(ready)
         usage = Usage()
         rejected: list[dict[str, Any]] = []

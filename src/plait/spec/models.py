@@ -60,12 +60,16 @@ class GraphSpec(_Model):
 
 
 class DeciderSettings(_Model):
-    """The model that schedules an `edge_llm` flow (see docs/edge-llm.md)."""
+    """The model that schedules an `edge_llm` flow (docs/edge-llm.md). The same fields as a model
+    node's config (`plait.llm.ModelSettings`), plus `instructions`."""
 
     provider: str = Field(
-        "openai", min_length=1, description="Provider name (openai, anthropic, scripted...)."
+        "openai", min_length=1, description="openai, anthropic, groq, ollama, scripted, or auto."
     )
-    model: str = Field(min_length=1, description="Model the provider serves, e.g. gpt-4o-mini.")
+    model: str = Field("", description="Model the provider serves, e.g. gpt-4o-mini.")
+    fallback_models: list[str] = Field(
+        default_factory=list, description="Tried in order on the same provider when a model does not exist."
+    )
     instructions: str | None = Field(
         None, description="Extra guidance appended to the decider's system prompt."
     )
@@ -76,9 +80,11 @@ class DeciderSettings(_Model):
     )
 
     @model_validator(mode="after")
-    def _script_needs_scripted(self) -> DeciderSettings:
-        if self.script is not None and self.provider != "scripted":
+    def _consistent(self) -> DeciderSettings:
+        if self.script is not None and self.provider not in ("scripted", "auto"):
             raise ValueError("script is only used with provider 'scripted'; remove it or set provider")
+        if not self.model and self.provider not in ("scripted", "auto"):
+            raise ValueError(f"provider {self.provider!r} needs a model, e.g. gpt-4o-mini")
         return self
 
 
