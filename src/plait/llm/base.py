@@ -106,7 +106,21 @@ class ProviderError(Exception):
 
 
 class ModelNotFoundError(ProviderError):
-    """The model does not exist on this provider: the only error that falls back to the next candidate."""
+    """The model does not exist on this provider: the only error that falls back to the next candidate.
+
+    `models_tried` lists the candidates tried when fallback gave up (set by `plait.llm.chat`).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str = "",
+        model: str | None = None,
+        models_tried: list[str] | None = None,
+    ) -> None:
+        super().__init__(message, provider=provider, model=model)
+        self.models_tried = list(models_tried or ([model] if model else []))
 
 
 class AuthenticationError(ProviderError):
