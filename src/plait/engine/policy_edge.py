@@ -36,6 +36,7 @@ from plait.engine.checkpoint import Checkpoint, NodeDelta
 from plait.engine.plan import Plan, PlanNode
 from plait.engine.runner import NodeRun, Runner, RunResult, _Outcome
 from plait.llm.base import ChatRequest, Message, Provider, ProviderError, Usage
+from plait.llm.chat import chat_with, resolve
 from plait.spec.models import DeciderSettings, FlowDocument
 
 MODES = ("next", "parallel", "stop")
@@ -294,7 +295,7 @@ class EdgeRunner(Runner):
                 return
             pn = self.plan.nodes[idx]
             self._mark_started(pn, 1)
-            token = _current_input.set(d.input if d.has_input else None)
+            token = _current_input.set(self._inputs_of(idx)[0])
             try:
                 self._tasks[idx] = loop.create_task(self._run_task(pn))
             finally:
@@ -407,8 +408,6 @@ class EdgeRunner(Runner):
         (`plait.llm.chat.resolve`): a `script` in the document, else the run's `providers=`, else
         the registry of `plait.llm` with keys from the run's variables, then the environment."""
         if self._provider is None:
-            from plait.llm.chat import resolve
-
             script = self.decider.script
             if script is not None:
                 # A resumed run goes on with the replies its earlier decisions did not use.
@@ -425,8 +424,6 @@ class EdgeRunner(Runner):
         return None if value is None else str(value)
 
     async def _ask(self, request: ChatRequest) -> Any:
-        from plait.llm.chat import chat_with
-
         provider, models = self.provider()
         self._decider_task = asyncio.ensure_future(chat_with(provider, models, request))
         try:
