@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -527,3 +528,25 @@ async def test_without_a_decided_input_a_node_gets_what_its_edges_delivered() ->
     result = await plait.run(doc, providers=providers)
     assert result.status == "completed", result.error
     assert result.nodes["b"].output == "got A" and result.nodes["c"].output == "mine"
+
+
+async def test_shipped_example_runs_with_its_scripted_decider(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    flow = plait.load_flow(Path(__file__).resolve().parents[2] / "examples" / "edge_support.yaml")
+    cp = InMemoryCheckpointer()
+    first = await plait.run(flow, {"ticket": "I want my money back"}, checkpointer=cp)
+    assert first.status == "waiting", first.error
+    assert first.interrupt["payload"]["message"] == "A customer asks for a refund. Approve it?"
+    assert first.nodes["auto_reply"].status == "skipped"
+    done = await plait.resume(flow, first.run_id, {"approve": "yes", "note": "Sorry!"}, checkpointer=cp)
+    assert done.status == "completed", done.error
+    assert done.outputs == {
+        "triage": {"priority": "high", "category": "refund"},
+        "reply": "Your refund has been approved. Sorry!",
+    }
+    assert [d["reason"] for d in done.decisions] == [
+        "every ticket is triaged first",
+        "refunds need a person",
+        "the reviewer decided",
+    ]
