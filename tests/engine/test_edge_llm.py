@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -550,3 +552,73 @@ async def test_shipped_example_runs_with_its_scripted_decider(monkeypatch: pytes
         "refunds need a person",
         "the reviewer decided",
     ]
+
+
+class _OpenAIServer(ThreadingHTTPServer):
+    """A local server speaking OpenAI's chat-completions wire format, replying with `replies`."""
+
+    def __init__(self, replies: list[dict[str, Any]]) -> None:
+        self.replies = replies
+        self.bodies: list[dict[str, Any]] = []
+        super().__init__(("127.0.0.1", 0), _OpenAIHandler)
+
+
+class _OpenAIHandler(BaseHTTPRequestHandler):
+    server: _OpenAIServer
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        self.server.bodies.append({"path": self.path, "auth": self.headers.get("authorization"), **body})
+        reply = self.server.replies.pop(0)
+        data = json.dumps(
+            {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": json.dumps(reply)},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150},
+            }
+        ).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+async def test_decider_over_an_openai_compatible_server() -> None:
+    server = _OpenAIServer(
+        [
+            {"mode": "next", "next": [{"node": "a", "input": {"n": 2}}], "skips": [], "reason": "go"},
+            {"mode": "stop", "next": [], "skips": [], "reason": "done"},
+        ]
+    )
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        doc = edge_flow([echo("a", schema=OBJ_N), echo("b", requires=("a",))])
+        doc["settings"]["decider"] = {"provider": "openai", "model": "gpt-test"}
+        env = {"OPENAI_BASE_URL": f"http://127.0.0.1:{server.server_port}/v1", "OPENAI_API_KEY": "sk-test"}
+        result = await plait.run(doc, env=env)  # keys by name from the run's stored variables
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.status == "completed", result.error
+    assert result.nodes["a"].output == {"n": 2} and result.nodes["b"].status == "skipped"
+    first = server.bodies[0]
+    assert first["path"] == "/v1/chat/completions" and first["auth"] == "Bearer sk-test"
+    assert first["model"] == "gpt-test" and first["messages"][0]["role"] == "system"
+    assert first["response_format"]["type"] == "json_schema"
+    assert first["response_format"]["json_schema"]["name"] == "decision"
+    assert json.loads(first["messages"][1]["content"])["ready"][0]["key"] == "a"
+    assert result.decisions[0]["usage"] == {"input_tokens": 120, "output_tokens": 30, "total_tokens": 150}
