@@ -1,6 +1,7 @@
 """Built-in node types; importing this package registers them all."""
 
 from plait.nodes.builtin import (  # noqa: F401
+    agent,
     branching,
     code,
     component,
