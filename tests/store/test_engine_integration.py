@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import delete, update
 
 import plait
+from plait.engine.runner import SEQ_GAP_AFTER_CRASH
 from plait.store import SqlCheckpointer, Store
 from plait.store.models import NodeRunRow, Run, RunEvent
 
@@ -138,7 +139,15 @@ async def test_crash_recovery_completes_with_the_same_outputs(
     cp = await checkpointer.load("r1")
     assert cp is not None
     assert [d.node_id for d in cp.deltas] == ["start", "add", "double", "inc", "total", "echo"]
-    _assert_event_log(cp.events)
+    # Events saved before the crash keep their seqs; the continuation starts SEQ_GAP_AFTER_CRASH
+    # further on, so seqs the crashed process may have streamed unsaved are never reused.
+    seqs = [e.seq for e in cp.events]
+    kept = [s for s in seqs if s < SEQ_GAP_AFTER_CRASH]
+    assert kept == list(range(1, len(kept) + 1))
+    after = seqs[len(kept) :]
+    assert after and after == list(
+        range(kept[-1] + SEQ_GAP_AFTER_CRASH + 1, kept[-1] + SEQ_GAP_AFTER_CRASH + 1 + len(after))
+    )
     row = await store.runs.get("r1")
     assert row.status == "completed" and row.outputs == first.outputs
     assert row.context == {"vars": {"count": 11}}

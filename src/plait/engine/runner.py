@@ -111,6 +111,10 @@ class RunResult:
         return out
 
 
+# How far seqs jump when a run continues after a crash (see Runner.restore).
+SEQ_GAP_AFTER_CRASH = 1_000_000
+
+
 class ProviderSource(Protocol):
     """Where nodes get model providers by name (`plait.llm` implements it; tests pass their own)."""
 
@@ -661,6 +665,11 @@ class Runner:
     def restore(self, checkpoint: Checkpoint) -> None:
         """Rebuild the scheduler from a checkpoint by replaying its deltas (no node is executed)."""
         self._seq = checkpoint.events[-1].seq if checkpoint.events else 0
+        if checkpoint.run.status == "running" and self._seq:
+            # A crashed process may have streamed events it never saved (live SSE clients saw
+            # their seqs): new events must not reuse those numbers, or a client re-attaching
+            # with Last-Event-ID would skip them. Seqs stay increasing, not contiguous.
+            self._seq += SEQ_GAP_AFTER_CRASH
         for delta in checkpoint.deltas:
             self.apply_delta(delta)
 
