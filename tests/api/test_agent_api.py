@@ -92,3 +92,17 @@ async def test_deny_through_the_resume_endpoint(client: httpx.AsyncClient, statu
     done = await wait_status(client, run_id, {"completed", "failed"})
     assert done["outputs"] == {"answer": "I could not check the status."}
     assert HITS == []
+
+
+async def test_approval_task_in_the_task_api(client: httpx.AsyncClient, status_server: str) -> None:
+    await make_flow(client, agent_doc(status_server))
+    body = (await client.post("/api/v1/flows/ops-agent/runs", json={"inputs": {"q": "status?"}})).json()
+    (task,) = body["tasks"]
+    assert task["kind"] == "tool_approval" and task["node_id"] == "agent"
+    assert task["message"] == "The agent wants to call http_request. Approve?"
+    assert task["actions"] == ["approve", "deny"]
+    r = await client.post(f"/api/v1/human-tasks/{task['token']}/submit", json={"action": "approve"})
+    assert r.status_code == 200, r.text
+    done = await wait_status(client, body["id"], {"completed", "failed"})
+    assert done["outputs"] == {"answer": "approved: the status is green"}
+    assert HITS == ["/status"]
