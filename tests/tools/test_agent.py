@@ -292,3 +292,39 @@ async def test_config_errors_are_clear():
     assert empty.status == "failed" and "the agent has no task" in empty.error
     with pytest.raises(Exception, match="mcp:<server>"):
         plait.load_flow(agent_flow(["hi"], tools=["mcp:"]))
+
+
+async def test_agent_with_a_streamable_http_mcp_server_and_its_death(monkeypatch, mcp_http):
+    monkeypatch.setenv("PLAIT_HTTP_ALLOW", "127.0.0.1")
+    script = [
+        {"tool_calls": [{"name": "add", "arguments": {"a": 20, "b": 22}}]},
+        {"tool_calls": [{"name": "crash", "arguments": {}}]},
+        {"content": "unreachable"},
+    ]
+    doc = agent_flow(script, tools=["mcp:web"])
+    doc["settings"] = {
+        "mcp_servers": {"web": {"url": mcp_http.url, "headers": {"Authorization": "Bearer ${TOKEN}"}}}
+    }
+    result = await plait.run(doc, {"q": "add then crash"}, env={"TOKEN": "test-token"})
+    assert result.status == "failed"
+    assert "MCP server 'web'" in result.error and "went away while calling tool 'crash'" in result.error
+    assert result.nodes["agent"].status == "error"
+
+
+async def test_agent_calls_a_streamable_http_mcp_tool(monkeypatch, mcp_http):
+    monkeypatch.setenv("PLAIT_HTTP_ALLOW", "127.0.0.1")
+    script = [{"tool_calls": [{"name": "add", "arguments": {"a": 20, "b": 22}}]}, {"content": "42"}]
+    doc = agent_flow(script, tools=["mcp:web/add"], permissions={"mcp:web": "allow", "*": "deny"})
+    doc["settings"] = {
+        "mcp_servers": {"web": {"url": mcp_http.url, "headers": {"Authorization": "Bearer ${TOKEN}"}}}
+    }
+    result = await plait.run(doc, {"q": "add"}, env={"TOKEN": "test-token"})
+    assert result.status == "completed", result.error
+    assert result.nodes["agent"].output["tool_calls"][0]["result"] == 42
+
+
+async def test_sub_agents_cannot_ask():
+    sub = {"name": "helper", "description": "Helps.",
+           "agent": {"provider": "scripted", "script": ["x"], "permissions": {"*": "ask"}}}  # fmt: skip
+    result = await plait.run(agent_flow(["hi"], sub_agents=[sub]), {"q": "x"})
+    assert result.status == "failed" and "sub-agent 'helper' uses ask permissions" in result.error

@@ -45,21 +45,10 @@ class FlowToolConfig(BaseModel):
     parameters: dict[str, Any] | None = Field(None, description="JSON Schema of the flow's inputs.")
 
 
-class SubAgentConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class AgentSettings(ModelSettings):
+    """What an agent and its sub-agents share: model, instructions, tools and permissions."""
 
-    name: str = Field(min_length=1, max_length=64, pattern=r"^[a-zA-Z0-9_-]+$")
-    description: str = Field(min_length=1, description="What the sub-agent is good at (the model reads it).")
-    agent: AgentConfig
-
-
-class AgentConfig(ModelSettings):
     system: str = Field("", title="System prompt", description="Template; {{node.port}} references allowed.")
-    prompt: str = Field(
-        "",
-        title="Task",
-        description="Template of the user message; empty: the node's input (as text).",
-    )
     tools: list[str] = Field(
         default_factory=list,
         title="Tools",
@@ -67,11 +56,6 @@ class AgentConfig(ModelSettings):
     )
     flows: list[FlowToolConfig] = Field(
         default_factory=list, title="Flows as tools", description="Published flows the agent may run."
-    )
-    sub_agents: list[SubAgentConfig] = Field(
-        default_factory=list,
-        title="Sub-agents",
-        description="Other agent configurations offered as tools (argument: task).",
     )
     permissions: dict[str, Permission] = Field(
         default_factory=dict,
@@ -87,9 +71,6 @@ class AgentConfig(ModelSettings):
         title="On tool error",
         description="model: the error text goes back to the model; fail: the node fails.",
     )
-    stream: bool = Field(
-        True, title="Stream tokens", description="Emit the answer's tokens as node_token events."
-    )
 
     @field_validator("tools")
     @classmethod
@@ -102,7 +83,28 @@ class AgentConfig(ModelSettings):
         return refs
 
 
-SubAgentConfig.model_rebuild()
+class SubAgentConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=64, pattern=r"^[a-zA-Z0-9_-]+$")
+    description: str = Field(min_length=1, description="What the sub-agent is good at (the model reads it).")
+    agent: AgentSettings
+
+
+class AgentConfig(AgentSettings):
+    prompt: str = Field(
+        "",
+        title="Task",
+        description="Template of the user message; empty: the node's input (as text).",
+    )
+    sub_agents: list[SubAgentConfig] = Field(
+        default_factory=list,
+        title="Sub-agents",
+        description="Other agent configurations offered as tools (argument: task); one level deep.",
+    )
+    stream: bool = Field(
+        True, title="Stream tokens", description="Emit the answer's tokens as node_token events."
+    )
 
 
 # --------------------------------------------------------------------------- state (JSON)
@@ -203,7 +205,7 @@ class _Offered:
         return [ToolSpec(n, t.description, t.parameters) for n, t in self.tools.items()]
 
 
-def _permission(cfg: AgentConfig, tool: Tool) -> Permission:
+def _permission(cfg: AgentSettings, tool: Tool) -> Permission:
     keys = [tool.name]
     if tool.source.startswith("mcp:"):
         server = tool.source[4:]
@@ -288,7 +290,7 @@ class AgentNode(Node):
         return NodeResult(output, usage=loop.usage.as_dict())
 
 
-async def _offered_tools(ctx: NodeContext, cfg: AgentConfig, top: bool) -> _Offered:
+async def _offered_tools(ctx: NodeContext, cfg: AgentSettings) -> _Offered:
     offered = _Offered()
     try:
         tools = await resolve_tools(ctx, cfg.tools)
@@ -299,12 +301,13 @@ async def _offered_tools(ctx: NodeContext, cfg: AgentConfig, top: bool) -> _Offe
     for f in cfg.flows:
         tool = flow_tool(f.flow, name=f.name, description=f.description, parameters=f.parameters)
         offered.add(tool, _permission(cfg, tool))
-    for sub in cfg.sub_agents:
-        if not top or any(v == "ask" for v in sub.agent.permissions.values()):
+    for sub in getattr(cfg, "sub_agents", ()):
+        if any(v == "ask" for v in sub.agent.permissions.values()):
             # A pause inside a nested loop could not be resumed to the same point.
-            bad = "a nested sub-agent" if not top else f"sub-agent {sub.name!r} uses ask permissions"
             raise NodeError(
-                f"{bad}: not supported", hint="keep sub-agents one level deep and allow/deny only"
+                f"sub-agent {sub.name!r} uses ask permissions: not supported",
+                hint="give sub-agents allow/deny permissions; ask on the parent agent's tools",
+                retryable=False,
             )
         offered.add(
             _sub_agent_tool(ctx, sub), _permission(cfg, Tool(sub.name, "", {}, _never, source="agent"))
@@ -341,8 +344,8 @@ def _sub_agent_tool(ctx: NodeContext, sub: SubAgentConfig) -> Tool:
     )
 
 
-async def _run_agent(ctx: NodeContext, cfg: AgentConfig, loop: _Loop, *, top: bool) -> str:
-    offered = await _offered_tools(ctx, cfg, top)
+async def _run_agent(ctx: NodeContext, cfg: AgentSettings, loop: _Loop, *, top: bool) -> str:
+    offered = await _offered_tools(ctx, cfg)
     specs = offered.specs()
     try:
         provider, models = resolve(ctx, cfg.provider, cfg.models(), script=cfg.script)
@@ -353,7 +356,7 @@ async def _run_agent(ctx: NodeContext, cfg: AgentConfig, loop: _Loop, *, top: bo
         # effects) so the script continues at the step the paused run had reached.
         for n in loop.call_lengths:
             await provider.chat(_request(cfg, models, loop.messages[:n], specs))
-    on_delta = ctx.emit_token if (cfg.stream and top) else None
+    on_delta = ctx.emit_token if (top and getattr(cfg, "stream", False)) else None
     while True:
         if loop.pending:
             await _handle_pending(ctx, cfg, loop, offered)
@@ -381,7 +384,7 @@ async def _run_agent(ctx: NodeContext, cfg: AgentConfig, loop: _Loop, *, top: bo
 
 
 def _request(
-    cfg: AgentConfig, models: list[str], messages: list[Message], specs: list[ToolSpec]
+    cfg: AgentSettings, models: list[str], messages: list[Message], specs: list[ToolSpec]
 ) -> ChatRequest:
     return ChatRequest(
         model=models[0] if models else "",
@@ -392,7 +395,7 @@ def _request(
     )
 
 
-async def _handle_pending(ctx: NodeContext, cfg: AgentConfig, loop: _Loop, offered: _Offered) -> None:
+async def _handle_pending(ctx: NodeContext, cfg: AgentSettings, loop: _Loop, offered: _Offered) -> None:
     """Handle the first pending tool call: run it, refuse it, or pause for approval."""
     call = loop.pending[0]
     tool = offered.tools.get(call.name)
