@@ -99,8 +99,11 @@ class Services:
         return row.user_id
 
     async def close(self) -> None:
+        from plait.tools.mcp import aclose_all
+
         self.components.close()
         await self.runs.close()
+        await aclose_all()  # MCP server processes and sessions opened by runs
         await self.store.close()
 
     def health(self) -> dict[str, Any]:
