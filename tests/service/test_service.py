@@ -213,3 +213,51 @@ async def test_cached_latest_version_and_variables_follow_changes(settings: Sett
     finally:
         await b.close()
         await a.close()
+
+
+async def test_a_draft_run_continues_the_document_it_started_with(settings: Settings) -> None:
+    """Editing the draft while a run of it waits (or after it ran) does not change that run:
+    resume, recovery and retry use the document the run started with."""
+    doc = {
+        "schema": "plait/flow@1",
+        "id": "d",
+        "nodes": [
+            {"id": "start", "type": "start"},
+            {"id": "ask", "type": "human", "config": {"fields": [{"name": "a"}]}},
+            {"id": "out", "type": "output", "config": {"name": "a", "value": "first {{ask.a}}"}},
+        ],
+        "edges": [
+            {"source": "start", "target": "ask"},
+            {"source": "ask", "source_port": "submit", "target": "out"},
+        ],
+    }
+    a = await Services.open(settings)
+    try:
+        await a.flows.create(doc)
+        waiting = await a.runs.run_sync("d", {}, version="draft")
+        assert waiting["status"] == "waiting"
+        # The draft changes: `ask` is gone, `out` says something else.
+        await a.flows.update(
+            "d",
+            {
+                "schema": "plait/flow@1",
+                "id": "d",
+                "nodes": [
+                    {"id": "start", "type": "start"},
+                    {"id": "out", "type": "output", "config": {"name": "a", "value": "second"}},
+                ],
+                "edges": [{"source": "start", "target": "out"}],
+            },
+        )
+        await a.runs.submit_task(waiting["tasks"][0]["token"], {"a": "yes"})
+        row = await wait_for(a, waiting["id"], {"completed", "failed"})
+        assert (row.status, row.outputs) == ("completed", {"a": "first yes"})
+
+        retried = await a.runs.retry(waiting["id"], "out")
+        row = await wait_for(a, retried, {"completed", "failed"})
+        assert (row.status, row.outputs) == ("completed", {"a": "first yes"})
+
+        fresh = await a.runs.run_sync("d", {}, version="draft")
+        assert fresh["outputs"] == {"a": "second"}
+    finally:
+        await a.close()

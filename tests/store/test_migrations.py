@@ -43,7 +43,7 @@ async def test_migrate_creates_every_table_and_is_idempotent(db_url: str) -> Non
     assert set(TABLES) == EXPECTED_TABLES
     assert await current_revision(db_url) is None
     await migrate(db_url)
-    assert await current_revision(db_url) == head_revision() == "0002"
+    assert await current_revision(db_url) == head_revision() == "0003"
     assert await _tables(db_url) == EXPECTED_TABLES | {"alembic_version"}
     await migrate(db_url)  # second run: nothing to do, no error
     assert await current_revision(db_url) == head_revision()
@@ -116,6 +116,36 @@ async def test_upgrade_0001_to_0002_keeps_components_as_shared(db_url: str, box:
         user = await store.users.create(email="a@example.com")
         mine = await store.components.save("Upper", "mine", owner_id=user.id)  # same name, new owner
         assert mine.id != "c1" and (await store.components.save("Upper", "new")).id == "c1"
+    finally:
+        await store.close()
+
+
+async def test_upgrade_0002_to_0003_keeps_runs_without_a_document(db_url: str, box: object) -> None:
+    engine = create_engine_from_url(db_url)
+
+    def upgrade(conn: object, target: str) -> None:
+        cfg = alembic_config()
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, target)
+
+    try:
+        async with engine.connect() as conn:
+            await conn.run_sync(upgrade, "0002")
+            await conn.execute(
+                text(
+                    "INSERT INTO runs (id, flow_id, status, inputs, variables, cancel_requested,"
+                    " created_at, last_seq) VALUES ('r1', 'f', 'waiting', '{}', '{}', false, 1.0, 4)"
+                )
+            )
+            await conn.commit()
+            await conn.run_sync(upgrade, "0003")
+            await conn.commit()
+    finally:
+        await engine.dispose()
+    store = await Store.open(db_url, box=box)  # type: ignore[arg-type]
+    try:
+        row = await store.runs.get("r1")
+        assert row is not None and row.status == "waiting" and row.last_seq == 4 and row.document is None
     finally:
         await store.close()
 

@@ -225,15 +225,24 @@ class FlowService:
     async def resolve(self, flow_id: str, version: str | int | None) -> tuple[Flow, int | None]:
         """The compiled flow to run: `version` N, "latest" (published), "draft", or None (latest
         published, else the draft). Raises NotFound / Conflict / Invalid (with the problems)."""
+        flow, number, _draft = await self.resolve_for_run(flow_id, version)
+        return flow, number
+
+    async def resolve_for_run(
+        self, flow_id: str, version: str | int | None
+    ) -> tuple[Flow, int | None, dict[str, Any] | None]:
+        """As `resolve`, plus the draft document when it is the draft that runs (the run keeps
+        it: drafts change, and a resumed run must continue the graph it started with)."""
         number: int | None
         spec = "default" if version is None else str(version).strip().lower()
         if spec == "draft":
-            return self.compile(flow_id, (await self.get_row(flow_id)).draft), None
+            draft = (await self.get_row(flow_id)).draft
+            return self.compile(flow_id, draft), None, draft
         if spec in ("latest", "default"):
             now = time.monotonic()
             cached = self._latest.get(flow_id)
             if cached is not None and cached[0] > now:
-                return cached[1], cached[2]
+                return cached[1], cached[2], None
             # A version implies its flow (versions are deleted with it): the flow row is read
             # only when there is no published version.
             v = await self.store.flows.get_version(flow_id, None)
@@ -244,13 +253,13 @@ class FlowService:
                         f"flow {flow_id!r} has no published version",
                         details={"hint": "publish it, or run the draft with version=draft"},
                     )
-                return self.compile(flow_id, row.draft), None
+                return self.compile(flow_id, row.draft), None, row.draft
             flow = self._compiled_version(v)
             if self.cache_ttl_s > 0:
                 if len(self._latest) >= 1024:
                     self._latest.pop(next(iter(self._latest)))
                 self._latest[flow_id] = (now + self.cache_ttl_s, flow, v.version)
-            return flow, v.version
+            return flow, v.version, None
         try:
             number = int(spec)
         except ValueError:
@@ -260,7 +269,7 @@ class FlowService:
         if v is None:
             await self.get_row(flow_id)
             raise NotFound(f"flow {flow_id!r} has no version {number}")
-        return self._compiled_version(v), number
+        return self._compiled_version(v), number, None
 
     async def load_subflow(self, ref: str) -> Flow | None:
         """Sub-flow nodes name other flows of the library by id: their latest published version."""
@@ -270,8 +279,14 @@ class FlowService:
             return None
         return flow
 
-    async def document_for_run(self, flow_id: str, version: int | None) -> Flow:
+    async def document_for_run(
+        self, flow_id: str, version: int | None, document: dict[str, Any] | None = None
+    ) -> Flow:
+        """The flow a stored run continues with: its version, else the draft document it kept
+        (`Run.document`), else (runs from before drafts were kept) the current draft."""
         if version is None:
+            if document is not None:
+                return self.compile(flow_id, document)
             return self.compile(flow_id, (await self.get_row(flow_id)).draft)
         v = await self.store.flows.get_version(flow_id, version)
         if v is None:

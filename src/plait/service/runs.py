@@ -289,7 +289,7 @@ class RunService:
         """Validate, create the run row (queued, leased by this process) and start executing it."""
         if inputs is not None and not isinstance(inputs, dict):
             raise Invalid("inputs must be a JSON object")
-        flow, number = await self.flows.resolve(flow_id, version)
+        flow, number, draft = await self.flows.resolve_for_run(flow_id, version)
         data = validate_inputs(flow, inputs)
         run_id = uuid.uuid4().hex
         env = await self._env()
@@ -301,6 +301,7 @@ class RunService:
                 flow_id,
                 inputs=data,
                 version=number,
+                document=draft,
                 status="queued",
                 variables=flow.doc.variables,
                 lease_owner=self.owner,
@@ -566,7 +567,7 @@ class RunService:
     async def _answer(self, row: Run, task: HumanTask, data: Any) -> dict[str, Any]:
         """Validate, mark the task submitted (at most once), resume the run in the background.
         Call with the run's lock held."""
-        flow = await self.flows.document_for_run(row.flow_id, row.version)
+        flow = await self.flows.document_for_run(row.flow_id, row.version, row.document)
         if task.expires_at is not None and task.expires_at <= time.time():
             await self._expire_due()
             raise Gone(f"the task of node {task.node_id!r} expired")
@@ -598,7 +599,7 @@ class RunService:
         row = await self._row(run_id)
         if row.status not in TERMINAL and row.status != "waiting":
             raise Conflict(f"run {run_id!r} is {row.status}; retry it when it has stopped")
-        flow = await self.flows.document_for_run(row.flow_id, row.version)
+        flow = await self.flows.document_for_run(row.flow_id, row.version, row.document)
         if not isinstance(from_node, str) or from_node.lower() not in flow.plan.by_key:
             raise Invalid(f"flow {row.flow_id!r} has no node {from_node!r}")
         new_id = uuid.uuid4().hex
@@ -609,6 +610,7 @@ class RunService:
                 row.flow_id,
                 inputs=row.inputs,
                 version=row.version,
+                document=row.document,
                 status="queued",
                 variables=row.variables,
                 lease_owner=self.owner,
@@ -685,7 +687,7 @@ class RunService:
             if row is None or row.status != "waiting":
                 return
             try:
-                flow = await self.flows.document_for_run(row.flow_id, row.version)
+                flow = await self.flows.document_for_run(row.flow_id, row.version, row.document)
             except ServiceError as exc:
                 await self._finish_idle(row.id, "failed", f"expired task; {exc.message}")
                 return
@@ -734,7 +736,7 @@ class RunService:
             await self.store.runs.release_lease(row.id, self.owner)
             return
         try:
-            flow = await self.flows.document_for_run(row.flow_id, row.version)
+            flow = await self.flows.document_for_run(row.flow_id, row.version, row.document)
         except ServiceError as exc:
             await self._finish_idle(row.id, "failed", f"cannot recover the run: {exc.message}")
             await self.store.runs.release_lease(row.id, self.owner)

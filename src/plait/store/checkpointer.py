@@ -289,6 +289,7 @@ _CREATE_COLUMNS = (
     "lease_owner",
     "lease_until",
     "created_at",
+    "document",
 )
 _SQL_CREATE_RUN = _sql(
     insert(_runs).values(
@@ -317,6 +318,7 @@ def _create_run_values(
     lease_owner: str | None,
     lease_until: float | None,
     created_at: float,
+    document: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     return {
         "id": run_id,
@@ -329,6 +331,7 @@ def _create_run_values(
         "lease_owner": lease_owner,
         "lease_until": lease_until,
         "created_at": created_at,
+        "document": document,
     }
 
 
@@ -336,6 +339,7 @@ def _raw_create_run(db: sqlite3.Connection, values: dict[str, Any]) -> None:
     params = dict(values)
     params["inputs"] = json_dumps(params["inputs"])
     params["variables"] = json_dumps(params["variables"])
+    params["document"] = _j(params["document"])
     db.execute(_SQL_CREATE_RUN, params)
 
 
@@ -706,8 +710,10 @@ class SqlCheckpointer:
         variables: dict[str, Any] | None = None,
         lease_owner: str | None = None,
         lease_until: float | None = None,
+        document: dict[str, Any] | None = None,
     ) -> None:
         """Insert a run row (as `RunRepo.create`), optionally leased in the same statement.
+        `document`: the flow document of a run of a draft (see `Run.document`).
         Raises `sqlite3.IntegrityError` / `IntegrityError` when the id is taken."""
         values = _create_run_values(
             run_id,
@@ -720,6 +726,7 @@ class SqlCheckpointer:
             lease_owner,
             lease_until,
             time.time(),
+            document,
         )
         if self._writer is not None:
             await self._writer.run(_raw_create_run, values)

@@ -121,7 +121,8 @@ class FlowVersion(Base):
 class Run(Base):
     """One run. `flow_id` is not a foreign key: runs of flows that are not in the library (a file
     run from the CLI, a test) are stored too. `variables` are the flow variables the run started
-    with (what the engine replays deltas onto); `context` is the live state, `{"vars": {...}}`."""
+    with (what the engine replays deltas onto); `context` is the live state, `{"vars": {...}}`.
+    `document` is the flow document of a run of a draft (None for a published version)."""
 
     __tablename__ = "runs"
     __table_args__ = (
@@ -132,6 +133,7 @@ class Run(Base):
     id: Mapped[str] = mapped_column(primary_key=True)
     flow_id: Mapped[str]
     version: Mapped[int | None]
+    document: Mapped[dict[str, Any] | None]
     status: Mapped[str] = mapped_column(String(16), default="queued")
     inputs: Mapped[dict[str, Any]] = mapped_column(default=dict)
     variables: Mapped[dict[str, Any]] = mapped_column(default=dict)

@@ -299,6 +299,7 @@ class RunRepo(_Repo):
         parent_run_id: str | None = None,
         variables: dict[str, Any] | None = None,
         now: float | None = None,
+        document: dict[str, Any] | None = None,
     ) -> Run:
         """A run the service accepted but the engine has not begun (the checkpointer's `begin`
         then sets it running). Raises `IntegrityError` when the id is taken."""
@@ -306,6 +307,7 @@ class RunRepo(_Repo):
             id=run_id,
             flow_id=flow_id,
             version=version,
+            document=document,
             status=status,
             inputs=inputs or {},
             variables=variables or {},
