@@ -5,7 +5,8 @@
    (`POST /api/v1/flows/bench/runs?mode=sync`) of a 3-node flow (start -> message -> output) at
    concurrency 1, 16 and 64: runs/s, p50/p99 latency.
 2. A 100-node chain checkpointed to a SQLite file: plait's `SqlCheckpointer` vs LangGraph's
-   `SqliteSaver` (durability "sync"), µs per node and their ratio, in the same process.
+   `SqliteSaver` (durability "sync"), µs per node and their ratio, in the same process; both in
+   WAL mode with synchronous=FULL (the defaults: every commit fsynced), then both at NORMAL.
 
     python bench/api.py                     # table
     python bench/api.py --json              # one JSON object
@@ -160,45 +161,63 @@ async def api(runs: int, levels: list[int]) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- 2. SQL checkpoints
-async def checkpoints(nodes: int, repeat: int) -> dict[str, Any]:
+async def _plait_chain_us(tmp: str, nodes: int, repeat: int, synchronous: str) -> float:
+    from plait.store import Store
+    from plait.store.db import ENV_SQLITE_SYNCHRONOUS
+
+    os.environ[ENV_SQLITE_SYNCHRONOUS] = synchronous  # read when the store opens its connections
+    store = await Store.open(f"sqlite:///{tmp}/plait-{synchronous.lower()}.db")
+    try:
+        flow = plait_chain(nodes)
+
+        async def once() -> None:
+            result = await plait.run(flow, checkpointer=store.checkpointer)
+            assert result.status == "completed", result.error
+
+        return statistics.median(await _time_async(once, repeat)) / nodes * 1e6
+    finally:
+        await store.close()
+        os.environ.pop(ENV_SQLITE_SYNCHRONOUS, None)
+
+
+def _langgraph_chain_us(tmp: str, nodes: int, repeat: int, synchronous: str | None) -> float:
+    import sqlite3
+
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from plait.store import Store
+    conn = sqlite3.connect(f"{tmp}/langgraph-{synchronous or 'default'}.db", check_same_thread=False)
+    try:
+        saver = SqliteSaver(conn)
+        saver.setup()  # WAL; sqlite3's default synchronous is FULL
+        if synchronous:
+            conn.execute(f"PRAGMA synchronous={synchronous}")
+        graph = lg_chain(nodes, saver)
+        counter = iter(range(10**9))
 
+        def lg_once() -> None:
+            config = {"recursion_limit": nodes + 10, "configurable": {"thread_id": f"t{next(counter)}"}}
+            graph.invoke({"x": 0}, config, durability="sync")
+
+        return statistics.median(_time_sync(lg_once, repeat)) / nodes * 1e6
+    finally:
+        conn.close()
+
+
+async def checkpoints(nodes: int, repeat: int) -> dict[str, Any]:
+    """Both sides in WAL mode at the same `synchronous` level: FULL (each commit fsynced: plait's
+    default and LangGraph's) and NORMAL (durable across process crashes, not power loss)."""
+    out: dict[str, Any] = {"nodes": nodes}
     with tempfile.TemporaryDirectory() as tmp:
-        store = await Store.open(f"sqlite:///{tmp}/plait.db")
-        try:
-            flow = plait_chain(nodes)
-            cp = store.checkpointer
-
-            async def once() -> None:
-                result = await plait.run(flow, checkpointer=cp)
-                assert result.status == "completed", result.error
-
-            plait_us = statistics.median(await _time_async(once, repeat)) / nodes * 1e6
-        finally:
-            await store.close()
-
-        import sqlite3
-
-        conn = sqlite3.connect(f"{tmp}/langgraph.db", check_same_thread=False)
-        try:
-            graph = lg_chain(nodes, SqliteSaver(conn))
-            counter = iter(range(10**9))
-
-            def lg_once() -> None:
-                config = {"recursion_limit": nodes + 10, "configurable": {"thread_id": f"t{next(counter)}"}}
-                graph.invoke({"x": 0}, config, durability="sync")
-
-            lg_us = statistics.median(await asyncio.to_thread(_time_sync, lg_once, repeat)) / nodes * 1e6
-        finally:
-            conn.close()
-    return {
-        "nodes": nodes,
-        "plait_sql_us_per_node": round(plait_us, 1),
-        "langgraph_sqlite_us_per_node": round(lg_us, 1),
-        "ratio": round(lg_us / plait_us, 2),
-    }
+        for level in ("FULL", "NORMAL"):
+            plait_us = await _plait_chain_us(tmp, nodes, repeat, level)
+            lg_us = await asyncio.to_thread(
+                _langgraph_chain_us, tmp, nodes, repeat, None if level == "FULL" else level
+            )
+            suffix = "" if level == "FULL" else "_normal"
+            out[f"plait_sql_us_per_node{suffix}"] = round(plait_us, 1)
+            out[f"langgraph_sqlite_us_per_node{suffix}"] = round(lg_us, 1)
+            out[f"ratio{suffix}"] = round(lg_us / plait_us, 2)
+    return out
 
 
 async def main(args: argparse.Namespace) -> dict[str, Any]:
