@@ -243,6 +243,9 @@ def test_parse_decision_normalises() -> None:
     assert got == {"mode": "parallel", "next": [{"node": "Alpha"}], "skips": ["b"], "reason": ""}
     # an empty decision is the seed's "stop/empty"
     assert parse_decision('{"mode": "next"}', plan, ready)["mode"] == "stop"
+    # a schema that accepts null does not need an input
+    nullable = plait.load_flow(edge_flow([echo("a", schema={"type": ["object", "null"]})])).plan
+    assert parse_decision('{"mode": "next", "next": ["a"]}', nullable, [0])["next"] == [{"node": "a"}]
 
 
 # ------------------------------------------------------------------ skip, stop, parallel

@@ -167,13 +167,15 @@ def parse_decision(text: str | None, plan: Plan, ready: list[int]) -> dict[str, 
         if "input" in raw:
             item["input"] = raw["input"]
         if pn.input_validator is not None:
-            value = raw.get("input")
-            errors = sorted(pn.input_validator.iter_errors(value), key=lambda e: list(e.absolute_path))
-            if "input" not in raw:
+            errors = sorted(
+                pn.input_validator.iter_errors(raw.get("input")), key=lambda e: list(e.absolute_path)
+            )
+            if errors and "input" not in raw:
                 problems.append(f"{where} (node {pn.id!r}): input is missing; it must match the input_schema")
-            for err in errors[:5] if "input" in raw else ():
-                path = "/".join(str(p) for p in err.absolute_path) or "(root)"
-                problems.append(f"{where} (node {pn.id!r}): input/{path}: {err.message}")
+            elif errors:
+                for err in errors[:5]:
+                    path = "/".join(str(p) for p in err.absolute_path) or "(root)"
+                    problems.append(f"{where} (node {pn.id!r}): input/{path}: {err.message}")
         human = raw.get("human")
         if human is not None:
             if not isinstance(human, dict) or not isinstance(human.get("message", ""), str):
