@@ -313,9 +313,13 @@ async def test_human_task_lifecycle(client: httpx.AsyncClient) -> None:
         )
         assert r.status_code == 422
         err = r.json()["error"]
-        assert "comment: required" in err["details"]["problems"] and any(
-            "amount" in p for p in err["details"]["problems"]
-        )
+        problems = err["details"]["problems"]
+        assert {
+            "code": "invalid_input",
+            "message": "comment: required",
+            "field": "values.comment",
+        } in problems
+        assert any(p.get("field") == "values.amount" and "amount" in p["message"] for p in problems)
         r = await anon.post(
             f"/api/v1/human-tasks/{token}/submit", json={"action": "maybe", "values": {"comment": "c"}}
         )

@@ -57,16 +57,26 @@ class CatalogService:
     def __init__(self, store: Store, registry: NodeRegistry | None = None) -> None:
         self.store = store
         self.registry = registry or default_registry()
+        self._builtin: tuple[tuple[str, ...], list[dict[str, Any]]] | None = None
+
+    def _describe_builtin(self) -> list[dict[str, Any]]:
+        """The registered types' entries; computed once per set of types (config JSON Schemas
+        take pydantic tens of milliseconds to generate, and the canvas asks on every open)."""
+        names = tuple(self.registry.names())
+        if self._builtin is None or self._builtin[0] != names:
+            entries = []
+            for name in names:
+                entry = self.registry.describe(name)
+                entry["ports_from_config"] = ports_depend_on_config(self.registry.get(name))  # type: ignore[arg-type]
+                entries.append(entry)
+            self._builtin = (names, entries)
+        return self._builtin[1]
 
     # ------------------------------------------------------------------ node types
     async def node_types(self, *, owner_id: str | None = None) -> list[dict[str, Any]]:
         """Every registered node type, then the caller's custom components (`component:<Name>`
         entries, each an instance of the `component` type with `config_defaults`)."""
-        out = []
-        for name in self.registry.names():
-            entry = self.registry.describe(name)
-            entry["ports_from_config"] = ports_depend_on_config(self.registry.get(name))  # type: ignore[arg-type]
-            out.append(entry)
+        out = list(self._describe_builtin())
         rows = await self.store.components.list(owner_id=owner_id, kind="node")
         for row in rows:
             spec = {**(row.spec or {}), "class_name": (row.spec or {}).get("class_name") or row.name}

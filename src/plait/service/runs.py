@@ -39,11 +39,21 @@ TERMINAL = frozenset({"completed", "failed", "cancelled"})
 RUN_STATUSES = ("queued", "running", "waiting", "completed", "failed", "cancelled")
 
 
-def _problems_of_message(message: str) -> list[str]:
+def _problems_of_message(message: str) -> list[dict[str, Any]]:
+    """A human node's "invalid human input: comment: required; amount: ..." as problems (the shape
+    every 422 of the API uses), each naming its field as `values.<name>` when it can."""
     prefix = "invalid human input: "
+    parts = [message]
     if message.startswith(prefix):
-        return [p.strip() for p in message[len(prefix) :].split(";") if p.strip()]
-    return [message]
+        parts = [p.strip() for p in message[len(prefix) :].split(";")]
+    problems: list[dict[str, Any]] = []
+    for part in filter(None, parts):
+        problem: dict[str, Any] = {"code": "invalid_input", "message": part}
+        name = part.split(":", 1)[0].strip()
+        if ":" in part and name.replace("_", "").replace("-", "").isalnum():
+            problem["field"] = "action" if name == "action" else f"values.{name}"
+        problems.append(problem)
+    return problems
 
 
 def task_view(task: HumanTask, *, now: float | None = None) -> dict[str, Any]:

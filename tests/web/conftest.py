@@ -1,0 +1,177 @@
+"""Browser tests: Python playwright driving Debian's chromium (`/usr/bin/chromium`, installed by
+.ci/run) against the real server (`plait serve` as a subprocess on 127.0.0.1, a fresh SQLite
+database, PLAIT_API_KEY set) serving the built UI (`make test` builds it).
+
+Locally the tests skip, saying why, when the UI build or chromium is missing; under CI (CI=true)
+a missing piece is a failure, so they cannot silently not run there.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from plait.api.ui import default_dir
+
+API_KEY = "browser-test-key-0123"
+CHROMIUM = os.environ.get("PLAIT_CHROMIUM", "/usr/bin/chromium")
+REPO = Path(__file__).resolve().parents[2]
+SCREENSHOTS = REPO / "docs" / "screenshots"
+
+
+WEB_DIST = default_dir()  # the package's build, or PLAIT_WEB_DIR (the server gets the same)
+
+
+def missing_piece() -> str | None:
+    if not (WEB_DIST / "index.html").is_file():
+        return f"the web UI is not built ({WEB_DIST}): run `make web-build` (or cd web && npm ci && npm run build)"
+    if not Path(CHROMIUM).exists():
+        return f"no chromium at {CHROMIUM}: apt-get install chromium (or set PLAIT_CHROMIUM)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is missing: pip install -e '.[dev]'"
+    return None
+
+
+def require_browser_setup() -> None:
+    reason = missing_piece()
+    if reason is None:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"browser tests cannot run in CI: {reason}")
+    pytest.skip(reason)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LiveServer:
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = tmp / "server.log"
+        env = {
+            **os.environ,
+            "PLAIT_DATABASE_URL": f"sqlite+aiosqlite:///{tmp / 'plait.db'}",
+            "PLAIT_API_KEY": API_KEY,
+            "PLAIT_LEASE_TTL_S": "3",
+            "PLAIT_SWEEP_INTERVAL_S": "0.2",
+            "PLAIT_SSE_HEARTBEAT_S": "1",
+        }
+        self._log = open(self.log_path, "a")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "plait.cli.main",
+                "serve",
+                "--port",
+                str(self.port),
+                "--log-level",
+                "warning",
+            ],
+            cwd=tmp,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=self._log,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, self.log()
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        else:
+            raise AssertionError("server did not start:\n" + self.log())
+        self.api = httpx.Client(base_url=self.url, headers={"x-api-key": API_KEY}, timeout=30)
+
+    def log(self) -> str:
+        return self.log_path.read_text() if self.log_path.exists() else ""
+
+    def create_flow(self, doc: dict[str, Any], *, publish: bool = False) -> None:
+        r = self.api.post("/api/v1/flows", json={"document": doc, "name": doc.get("name")})
+        assert r.status_code == 201, r.text
+        if publish:
+            assert self.api.post(f"/api/v1/flows/{doc['id']}/versions", json={}).status_code == 201
+
+    def wait_run(self, run_id: str, statuses: tuple[str, ...], timeout: float = 20) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            run = self.api.get(f"/api/v1/runs/{run_id}").json()
+            if run["status"] in statuses or time.monotonic() > deadline:
+                assert run["status"] in statuses, run
+                return run
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        self.api.close()
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self._log.close()
+
+
+@pytest.fixture(scope="session")
+def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    require_browser_setup()
+    server = LiveServer(Path(tmp_path_factory.mktemp("web")))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    require_browser_setup()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"],
+        )
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser: Any, live_server: LiveServer) -> Iterator[Any]:
+    """A fresh browser context with the API key in the UI's storage; page errors fail the test."""
+    context = browser.new_context(
+        viewport={"width": 1400, "height": 900}, base_url=live_server.url, accept_downloads=True
+    )
+    context.add_init_script(f"localStorage.setItem('plait.apiKey', {API_KEY!r})")
+    context.set_default_timeout(15_000)
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield pg
+    context.close()
+    assert not errors, f"uncaught errors in the page: {errors}"
+
+
+def screenshot(page: Any, name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / name
+    page.screenshot(path=str(path))
+    return path
