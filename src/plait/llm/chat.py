@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from plait.llm.base import (
     AuthenticationError,
@@ -24,7 +24,7 @@ from plait.llm.base import (
     ProviderError,
 )
 from plait.llm.registry import PROVIDER_NAMES, ProviderRegistry, lookup
-from plait.llm.scripted import ScriptedProvider
+from plait.llm.scripted import ScriptedProvider, check_script
 
 AUTO = "auto"
 SCRIPTED_MODEL = "scripted"
@@ -59,6 +59,13 @@ class ModelSettings(BaseModel):
         title="Script",
         description="Steps the 'scripted' provider replays (see docs/llm.md); ignored by real providers.",
     )
+
+    @field_validator("script")
+    @classmethod
+    def _script_is_valid(cls, script: list[Any] | None) -> list[Any] | None:
+        if script is not None:
+            check_script(script)
+        return script
 
     def models(self) -> list[str]:
         return [m for m in [self.model, *self.fallback_models] if m]

@@ -130,6 +130,12 @@ def _normalize(step: Any, index: int) -> dict[str, Any]:
     return step
 
 
+def check_script(script: Iterable[Any]) -> None:
+    """Raise ScriptError for the first malformed step (flow validation uses it)."""
+    for i, step in enumerate(script):
+        _normalize(step, i)
+
+
 def _words(text: str | None) -> int:
     return len(text.split()) if text else 0
 

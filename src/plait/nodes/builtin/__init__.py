@@ -10,6 +10,7 @@ from plait.nodes.builtin import (  # noqa: F401
     http,
     human,
     io,
+    llm,
     timing,
     tool,
     variables,
