@@ -148,6 +148,18 @@ async def test_begin_on_a_queued_run(checkpointer: SqlCheckpointer, store: Store
     assert row.context == {"vars": {"v": 1}} and row.variables == {"v": 1} and row.last_seq == 1
 
 
+async def test_finish_releases_the_lease_of_a_finished_run_only(
+    checkpointer: SqlCheckpointer, store: Store
+) -> None:
+    for run_id, status in (("done", "completed"), ("paused", "waiting")):
+        await checkpointer.create_run(run_id, "f", lease_owner="me", lease_until=time.time() + 60)
+        await checkpointer.begin(RunRecord(run_id, "f", {}, {}, 1.0), [Event(1, "run_started", run_id, 1.0)])
+        await checkpointer.finish(run_id, status, None, None, [Event(2, "run_finished", run_id, 2.0)])
+    done, paused = await store.runs.get("done"), await store.runs.get("paused")
+    assert (done.status, done.lease_owner, done.lease_until) == ("completed", None, None)
+    assert (paused.status, paused.lease_owner) == ("waiting", "me") and paused.lease_until is not None
+
+
 async def test_restart_keeps_the_live_context(checkpointer: SqlCheckpointer, store: Store) -> None:
     record = RunRecord("r1", "f", {}, {"v": 1}, 10.0)
     await checkpointer.begin(record, [Event(1, "run_started", "r1", 1.0)])

@@ -235,6 +235,7 @@ class RunService:
         if not leased and not await runs.acquire_lease(run_id, self.owner, self.settings.lease_ttl_s):
             log.warning("run %s is owned by another process; not executing it here", run_id)
             return None
+        finished = False  # the checkpointer's finish of a terminal run released the lease
         try:
             # A run this process just created and leased: a cancel request reaches it through
             # `cancel` (it is in `_tasks` already) or the lease keeper, so skip the read.
@@ -244,6 +245,7 @@ class RunService:
                     await self._finish_idle(run_id, "cancelled", None)
                 return None
             result = await factory()
+            finished = result.status in TERMINAL
             await self._flush_rows(run_id)
             if result.status == "cancelled":
                 await self.store.human_tasks.cancel_for_run(run_id)
@@ -267,10 +269,11 @@ class RunService:
             self._row_tasks.pop(run_id, None)
             self.store.checkpointer.forget(run_id)
             self.bus.release(run_id)
-            try:
-                await asyncio.shield(self.store.checkpointer.release_lease(run_id, self.owner))
-            except (Exception, asyncio.CancelledError):  # noqa: BLE001
-                pass
+            if not finished:
+                try:
+                    await asyncio.shield(self.store.checkpointer.release_lease(run_id, self.owner))
+                except (Exception, asyncio.CancelledError):  # noqa: BLE001
+                    pass
 
     async def _finish_idle(self, run_id: str, status: str, error: str | None) -> None:
         """End a run that is not executing (waiting, queued, orphaned): status, tasks, and a

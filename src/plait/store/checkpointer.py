@@ -28,7 +28,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import bindparam, false, func, insert, literal_column, null, select, update
+from sqlalchemy import bindparam, case, false, func, insert, literal_column, null, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -274,6 +274,10 @@ _SQL_FINISH = _sql(
         finished_at=bindparam("finished_at"),
         last_seq=func.coalesce(bindparam("last_seq"), _runs.c.last_seq),
         usage=func.coalesce(bindparam("usage"), _runs.c.usage),
+        # A finished run holds no lease (finish time set = terminal); a waiting one keeps it
+        # until its process releases it.
+        lease_owner=case((bindparam("finished_at").is_(None), _runs.c.lease_owner), else_=null()),
+        lease_until=case((bindparam("finished_at").is_(None), _runs.c.lease_until), else_=null()),
     )
 )
 
@@ -639,6 +643,8 @@ class SqlCheckpointer:
             "error": error,
             "finished_at": time.time() if status in TERMINAL else None,
         }
+        if status in TERMINAL:  # a finished run holds no lease (the raw SQL does the same)
+            values["lease_owner"] = values["lease_until"] = None
         if events:
             values["last_seq"] = events[-1].seq
             for e in reversed(events):
