@@ -93,6 +93,14 @@ def wait_saved(page: Any) -> None:
     )
 
 
+def latest_run(server: LiveServer, flow_id: str, statuses: tuple[str, ...]) -> dict[str, Any]:
+    """The flow's newest run once stored with one of `statuses` (the canvas hears `run_finished`
+    a moment before the run's row is written)."""
+    runs = server.api.get("/api/v1/runs", params={"flow_id": flow_id}).json()
+    assert runs, f"no run of {flow_id}"
+    return server.wait_run(runs[0]["id"], statuses, timeout=10)
+
+
 def linear_doc(flow_id: str, delay_s: float) -> dict[str, Any]:
     return {
         "schema": "plait/flow@1",
@@ -225,8 +233,8 @@ def test_build_a_branching_flow_from_an_empty_canvas_and_run_it(page: Any, live_
     seen = statuses(page)
     assert seen["output"][-1] == "status-ok" and len(seen["output"]) >= 2, seen  # changed during the run
     assert seen["output_2"][-1] == "status-skipped", seen
-    runs = live_server.api.get("/api/v1/runs", params={"flow_id": "size-check"}).json()
-    assert runs[0]["status"] == "completed" and runs[0]["outputs"] == {"size": "big 42"}
+    run = latest_run(live_server, "size-check", ("completed",))
+    assert run["outputs"] == {"size": "big 42"}
 
 
 def test_stop_a_long_run(page: Any, live_server: LiveServer) -> None:
@@ -245,8 +253,7 @@ def test_stop_a_long_run(page: Any, live_server: LiveServer) -> None:
         "() => document.querySelector('[data-testid=run-status]')?.dataset.status === 'cancelled'"
     )
     assert time.monotonic() - started < 10
-    run = live_server.api.get("/api/v1/runs", params={"flow_id": "slow"}).json()[0]
-    assert run["status"] == "cancelled"
+    latest_run(live_server, "slow", ("cancelled",))
     assert node_status(page, "done") != "ok"
 
 
@@ -278,7 +285,7 @@ def test_complete_a_human_task_through_its_page(page: Any, live_server: LiveServ
         "() => document.querySelector('[data-testid=run-status]')?.dataset.status === 'completed'"
     )
     assert node_status(page, "yes") == "ok" and node_status(page, "no") == "skipped"
-    run = live_server.api.get("/api/v1/runs", params={"flow_id": "approval"}).json()[0]
+    run = latest_run(live_server, "approval", ("completed",))
     assert run["outputs"] == {"decision": "approved: looks good"}
 
 
