@@ -328,3 +328,11 @@ async def test_sub_agents_cannot_ask():
            "agent": {"provider": "scripted", "script": ["x"], "permissions": {"*": "ask"}}}  # fmt: skip
     result = await plait.run(agent_flow(["hi"], sub_agents=[sub]), {"q": "x"})
     assert result.status == "failed" and "sub-agent 'helper' uses ask permissions" in result.error
+
+
+def test_validation_checks_templates_not_scripts():
+    doc = agent_flow([{"content": "literal {{braces}} in a scripted reply"}], tools=["weather"])
+    plait.load_flow(doc)  # the script is data
+    bad = agent_flow(["x"], system="Use {{missing.value}}")
+    with pytest.raises(Exception, match="missing"):
+        plait.load_flow(bad)

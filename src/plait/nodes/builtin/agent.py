@@ -252,7 +252,14 @@ class AgentNode(Node):
     )
     category = "ai"
     Config = AgentConfig
-    late_bound_fields = frozenset({"sub_agents", "script"})
+
+    @classmethod
+    def reference_texts(cls, config: BaseModel) -> list[tuple[str, Any]]:
+        """Only the templates: scripts, tool lists and schemas are plain data."""
+        cfg: AgentConfig = config  # type: ignore[assignment]
+        texts: list[tuple[str, Any]] = [("system", cfg.system), ("prompt", cfg.prompt)]
+        texts += [(f"sub_agents[{i}].agent.system", s.agent.system) for i, s in enumerate(cfg.sub_agents)]
+        return texts
 
     def validate_resume(self, data: Any) -> Any:
         return _parse_decision(data)
