@@ -196,3 +196,14 @@ async def test_unauthenticated_channel_needs_an_auth_message(app: Any) -> None:
     await c.send({"type": "ping"})
     assert (await c.next())["type"] == "pong"
     await c.channel.close()
+
+
+async def test_a_waiting_event_means_the_task_is_readable(app: Any, client: httpx.AsyncClient) -> None:
+    await client.post("/api/v1/flows", json={"document": human_flow("hum")})
+    c = Client(app)
+    await c.send({"type": "run", "flow_id": "hum", "inputs": {"query": "q"}})
+    run_id = (await c.next())["run_id"]
+    await c.until(lambda m: m["type"] == "waiting")
+    detail = (await client.get(f"/api/v1/runs/{run_id}")).json()  # at once, as the canvas does
+    assert [t["node_id"] for t in detail["tasks"]] == ["review"] and detail["tasks"][0]["token"]
+    await c.channel.close()

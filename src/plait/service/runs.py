@@ -198,9 +198,12 @@ class RunService:
             await self.store.human_tasks.create_from_interrupt(run_id, info)
 
     async def _flush_rows(self, run_id: str) -> None:
-        pending = self._row_tasks.pop(run_id, [])
-        if pending:
-            await asyncio.gather(*pending, return_exceptions=True)
+        """Wait until the run's task rows are written. They stay listed in `_row_tasks` until
+        then, so a concurrent `get` waits for them too."""
+        pending = self._row_tasks.get(run_id)
+        while pending and not all(t.done() for t in pending):
+            await asyncio.gather(*list(pending), return_exceptions=True)
+        self._row_tasks.pop(run_id, None)
 
     async def _env(self) -> dict[str, Any]:
         try:
@@ -444,6 +447,11 @@ class RunService:
             for n in nodes.values():
                 if n.get("status") == "running":
                     n["status"] = "cancelled" if row.status == "cancelled" else "error"
+        # A `waiting` event reaches subscribers before its task row is written (`_sink`): a reader
+        # reacting to it must find the task, so wait for the rows being written.
+        creating = self._row_tasks.get(run_id)
+        while creating and not all(t.done() for t in creating):
+            await asyncio.gather(*list(creating), return_exceptions=True)
         tasks = await self.store.human_tasks.list(run_id=run_id, status="pending")
         context = row.context or {}
         return {
