@@ -336,3 +336,25 @@ def test_validation_checks_templates_not_scripts():
     bad = agent_flow(["x"], system="Use {{missing.value}}")
     with pytest.raises(Exception, match="missing"):
         plait.load_flow(bad)
+
+
+async def test_force_tool_first_and_no_tools_on_the_last_call():
+    from plait.llm import ProviderRegistry, ScriptedProvider
+
+    model = ScriptedProvider(
+        [
+            {"tool_calls": [{"name": "weather", "arguments": {"city": "Oslo"}}]},
+            {"tool_calls": [{"name": "weather", "arguments": {"city": "Bergen"}}]},
+            {"content": "Oslo and Bergen: 21 C."},
+        ]
+    )
+    doc = agent_flow(None, tools=["weather", "delete_file"], force_tool="weather", max_steps=3)
+    del doc["nodes"][0]["config"]["script"]
+    result = await plait.run(
+        doc, {"q": "weather"}, tools=registry(), providers=ProviderRegistry(providers={"scripted": model})
+    )
+    assert result.status == "completed", result.error
+    assert [r.tool_choice for r in model.requests] == [{"name": "weather"}, None, "none"]
+    bad = agent_flow(["x"], tools=["weather"], force_tool="nope")
+    failed = await plait.run(bad, {"q": "x"}, tools=registry())
+    assert failed.status == "failed" and "force_tool 'nope' is not one of the agent's tools" in failed.error

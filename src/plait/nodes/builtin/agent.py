@@ -65,7 +65,18 @@ class AgentSettings(ModelSettings):
             "(default allow). ask pauses the run for approval."
         ),
     )
-    max_steps: int = Field(8, ge=1, le=100, title="Max steps", description="Most model calls in one run.")
+    max_steps: int = Field(
+        8,
+        ge=1,
+        le=100,
+        title="Max steps",
+        description="Most model calls in one run; the last one is asked to answer without tools.",
+    )
+    force_tool: str | None = Field(
+        None,
+        title="Force a tool first",
+        description="The first model call must call this tool (tool_choice); later calls choose freely.",
+    )
     on_tool_error: Literal["model", "fail"] = Field(
         "model",
         title="On tool error",
@@ -361,8 +372,8 @@ async def _run_agent(ctx: NodeContext, cfg: AgentSettings, loop: _Loop, *, top: 
     if loop.call_lengths and isinstance(provider, ScriptedProvider) and not provider.requests:
         # Resumed with a fresh scripted provider: replay the recorded model calls (no side
         # effects) so the script continues at the step the paused run had reached.
-        for n in loop.call_lengths:
-            await provider.chat(_request(cfg, models, loop.messages[:n], specs))
+        for step, n in enumerate(loop.call_lengths):
+            await provider.chat(_request(cfg, models, loop.messages[:n], specs, _choice(cfg, offered, step)))
     on_delta = ctx.emit_token if (top and getattr(cfg, "stream", False)) else None
     while True:
         if loop.pending:
@@ -378,10 +389,11 @@ async def _run_agent(ctx: NodeContext, cfg: AgentSettings, loop: _Loop, *, top: 
                 hint="raise max_steps or make the task narrower",
                 retryable=False,
             )
+        choice = _choice(cfg, offered, len(loop.call_lengths))
         loop.call_lengths.append(len(loop.messages))
         try:
             response = await chat_with(
-                provider, models, _request(cfg, models, loop.messages, specs), on_delta=on_delta
+                provider, models, _request(cfg, models, loop.messages, specs, choice), on_delta=on_delta
             )
         except ProviderError as exc:
             raise as_node_error(exc) from None
@@ -391,15 +403,36 @@ async def _run_agent(ctx: NodeContext, cfg: AgentSettings, loop: _Loop, *, top: 
 
 
 def _request(
-    cfg: AgentSettings, models: list[str], messages: list[Message], specs: list[ToolSpec]
+    cfg: AgentSettings,
+    models: list[str],
+    messages: list[Message],
+    specs: list[ToolSpec],
+    choice: str | dict[str, Any] | None = None,
 ) -> ChatRequest:
     return ChatRequest(
         model=models[0] if models else "",
         messages=list(messages),
         tools=specs,
+        tool_choice=choice if specs else None,
         temperature=cfg.temperature,
         max_tokens=cfg.max_tokens,
     )
+
+
+def _choice(cfg: AgentSettings, offered: _Offered, step: int) -> str | dict[str, Any] | None:
+    """tool_choice of model call `step`: the forced tool first, no tools on the last allowed call."""
+    if step == 0 and cfg.force_tool:
+        for name, tool in offered.tools.items():
+            if cfg.force_tool in (name, tool.name):
+                return {"name": name}
+        raise NodeError(
+            f"force_tool {cfg.force_tool!r} is not one of the agent's tools ({', '.join(offered.tools) or 'none'})",
+            hint="add it to tools (or flows / sub_agents) or clear force_tool",
+            retryable=False,
+        )
+    if step == cfg.max_steps - 1 and step > 0:
+        return "none"
+    return None
 
 
 async def _handle_pending(ctx: NodeContext, cfg: AgentSettings, loop: _Loop, offered: _Offered) -> None:
