@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -625,3 +628,21 @@ async def test_decider_over_an_openai_compatible_server() -> None:
     assert first["response_format"]["json_schema"]["name"] == "decision"
     assert json.loads(first["messages"][1]["content"])["ready"][0]["key"] == "a"
     assert result.decisions[0]["usage"] == {"input_tokens": 120, "output_tokens": 30, "total_tokens": 150}
+
+
+def test_cli_prints_each_decision() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    example = Path(__file__).resolve().parents[2] / "examples" / "edge_support.yaml"
+    proc = subprocess.run(
+        [sys.executable, "-m", "plait.cli.main", "run", str(example), "-i", "ticket=refund [please]"],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        env=env,
+    )
+    assert proc.returncode == 3, proc.stderr  # waiting for the reviewer
+    shown = proc.stdout + proc.stderr
+    assert "◆ decision 1 next triage: every ticket is triaged first" in shown
+    assert "◆ decision 2 next review, skip auto_reply: refunds need a person" in shown
+    assert "▶ triage output running" in shown

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from plait.engine import events as ev
@@ -77,7 +78,7 @@ class _Progress:
         t, node, data = event.type, event.node_id, event.data or {}
         if t == ev.NODE_STARTED:
             attempt = f" (attempt {data['attempt']})" if data.get("attempt", 1) > 1 else ""
-            self.console.print(f"[cyan]▶[/] {node} [dim]{data.get('type', '')} running{attempt}[/]")
+            self.console.print(f"[cyan]▶[/] {node} [dim]{data.get('node_type', '')} running{attempt}[/]")
         elif t == ev.NODE_FINISHED:
             ms = f"{data.get('duration_ms', 0):.1f} ms"
             if data.get("ok"):
@@ -91,6 +92,12 @@ class _Progress:
             self.console.print(f"[yellow]↻[/] {node} failed ({data.get('error')}), retrying")
         elif t == ev.WAITING:
             self.console.print(f"[yellow]⏸[/] {node} waiting for input")
+        elif t == ev.DECISION:  # edge-LLM flows: what the decider chose, and why
+            chosen = ", ".join(item["node"] for item in data.get("next", [])) or "-"
+            skips = f", skip {', '.join(data['skips'])}" if data.get("skips") else ""
+            reason = f": {data['reason']}" if data.get("reason") else ""
+            text = escape(f"{data.get('mode')} {chosen}{skips}{reason}")
+            self.console.print(f"[magenta]◆[/] decision {data.get('step')} [dim]{text}[/]", highlight=False)
 
 
 @app.command("run")
