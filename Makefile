@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: install run test lint bench clean web-install web-build web-test web-size
+.PHONY: install run test lint bench clean web-install web-build web-test web-size llm-test-install
 
 install: $(STAMP)
 
@@ -13,6 +13,16 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e ".[dev,bench]"
 	rm -f $(VENV)/.installed-*
+	touch $@
+
+# The tests' real model server (llama-cpp-python builds from source once; pip caches the wheel).
+LLM_STAMP := $(VENV)/.llm-test-$(shell cksum pyproject.toml | cut -d' ' -f1)
+
+llm-test-install: $(LLM_STAMP)
+
+$(LLM_STAMP): $(STAMP)
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install --quiet -e ".[llm-test]"
+	rm -f $(VENV)/.llm-test-*
 	touch $@
 
 # The web UI (web/, React + Vite) builds into the Python package (src/plait/web_dist), which
@@ -48,7 +58,7 @@ lint: install
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 
-test: lint web-test web-size
+test: lint llm-test-install web-test web-size
 	$(BIN)/pytest
 
 bench: install

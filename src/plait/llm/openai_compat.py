@@ -115,9 +115,11 @@ def _tool_choice(choice: str | dict[str, Any] | None) -> Any:
     return choice
 
 
-def _response_format(fmt: dict[str, Any] | None) -> Any:
+def _response_format(fmt: dict[str, Any] | None, json_schema: bool = True) -> Any:
     if not fmt or fmt.get("type") != "json_schema":
         return fmt
+    if not json_schema:
+        return {"type": "json_object", "schema": fmt.get("schema") or {}}
     return {
         "type": "json_schema",
         "json_schema": {"name": fmt.get("name") or "output", "schema": fmt.get("schema") or {}},
@@ -144,6 +146,20 @@ def _parse_arguments(raw: str | None, name: str, *, provider: str, model: str) -
     return value
 
 
+def _estimate_usage(request: ChatRequest, chunks: int) -> Usage:
+    """Usage for a stream whose server ignored `stream_options.include_usage` (llama.cpp's server
+    does): one token per streamed chunk out, about four characters per token in."""
+    chars = sum(
+        len(m.content or "") + len(json.dumps([c.arguments for c in m.tool_calls])) for m in request.messages
+    )
+    return Usage(max(1, chars // 4), max(0, chunks - 1))  # the last chunk only carries finish_reason
+
+
+def _json_schema_unsupported(exc: openai.APIStatusError) -> bool:
+    text = deepest_message(exc)
+    return exc.status_code in (400, 422, 500) and "response_format" in text and "json_schema" in text
+
+
 class OpenAICompatProvider:
     """A `Provider` for any OpenAI-compatible endpoint (`base_url`; None means api.openai.com)."""
 
@@ -158,6 +174,7 @@ class OpenAICompatProvider:
         http_client: Any = None,
     ) -> None:
         self.name = name
+        self._json_schema = True  # False once the server refused response_format json_schema
         self.client = openai.AsyncOpenAI(
             api_key=api_key,
             base_url=base_url,
@@ -179,7 +196,7 @@ class OpenAICompatProvider:
             if request.tool_choice is not None:
                 params["tool_choice"] = _tool_choice(request.tool_choice)
         if request.response_format:
-            params["response_format"] = _response_format(request.response_format)
+            params["response_format"] = _response_format(request.response_format, self._json_schema)
         if request.temperature is not None:
             params["temperature"] = request.temperature
         if request.max_tokens is not None:
@@ -189,11 +206,24 @@ class OpenAICompatProvider:
     async def chat(self, request: ChatRequest, *, on_delta: DeltaSink | None = None) -> ChatResponse:
         params = self._params(request)
         try:
-            if on_delta is None:
-                return self._from_completion(await self.client.chat.completions.create(**params), request)
-            return await self._stream(params, request, on_delta)
+            try:
+                return await self._send(params, request, on_delta)
+            except openai.APIStatusError as exc:
+                fmt = request.response_format or {}
+                if fmt.get("type") != "json_schema" or not _json_schema_unsupported(exc):
+                    raise
+                # Servers without `json_schema` (llama.cpp's) constrain `json_object` by a `schema`.
+                self._json_schema = False
+                return await self._send(self._params(request), request, on_delta)
         except openai.OpenAIError as exc:
             raise map_error(exc, provider=self.name, model=request.model) from exc
+
+    async def _send(
+        self, params: dict[str, Any], request: ChatRequest, on_delta: DeltaSink | None
+    ) -> ChatResponse:
+        if on_delta is None:
+            return self._from_completion(await self.client.chat.completions.create(**params), request)
+        return await self._stream(params, request, on_delta)
 
     def _from_completion(self, completion: Any, request: ChatRequest) -> ChatResponse:
         if not completion.choices:
@@ -229,6 +259,8 @@ class OpenAICompatProvider:
         text: list[str] = []
         calls: dict[int, dict[str, Any]] = {}
         usage = Usage()
+        reported = False
+        chunks = 0
         finish_reason = None
         model = request.model
         async for chunk in stream:
@@ -236,7 +268,9 @@ class OpenAICompatProvider:
                 model = chunk.model
             if chunk.usage is not None:
                 usage = Usage(chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0)
+                reported = True
             for choice in chunk.choices or []:
+                chunks += 1
                 delta = choice.delta
                 if choice.finish_reason:
                     finish_reason = choice.finish_reason
@@ -250,10 +284,13 @@ class OpenAICompatProvider:
                     if tc.id:
                         slot["id"] = tc.id
                     if tc.function is not None:
-                        if tc.function.name:
+                        # OpenAI sends the name once; some servers (llama.cpp) repeat it per chunk.
+                        if tc.function.name and tc.function.name != slot["name"]:
                             slot["name"] += tc.function.name
                         if tc.function.arguments:
                             slot["arguments"] += tc.function.arguments
+        if not reported:
+            usage = _estimate_usage(request, chunks)
         tool_calls = [
             ToolCall(
                 slot["id"] or f"call_{index}",
