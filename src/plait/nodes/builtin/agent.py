@@ -398,7 +398,9 @@ async def _run_agent(ctx: NodeContext, cfg: AgentSettings, loop: _Loop, *, top: 
         except ProviderError as exc:
             raise as_node_error(exc) from None
         loop.usage = loop.usage + response.usage
-        loop.messages.append(Message("assistant", response.content, tool_calls=list(response.tool_calls)))
+        # "" rather than None beside tool calls: llama.cpp's server refuses a null assistant content.
+        content = response.content if response.content is not None or not response.tool_calls else ""
+        loop.messages.append(Message("assistant", content, tool_calls=list(response.tool_calls)))
         loop.pending = list(response.tool_calls)
 
 
