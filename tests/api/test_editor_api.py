@@ -197,3 +197,20 @@ async def test_run_history_and_node_inputs(client: httpx.AsyncClient) -> None:
     for node in ("check", "big"):
         assert nodes[node]["attempts"] == 1 and nodes[node]["duration_ms"] is not None
         assert nodes[node]["started_at"]
+
+
+async def test_registered_components_are_in_the_palette(client: httpx.AsyncClient) -> None:
+    from .test_components_api import SHOUT
+
+    assert (await client.post("/api/v1/components", json={"source": SHOUT})).status_code == 201
+    types = {t["name"]: t for t in (await client.get("/api/v1/node-types")).json()}
+    shout = types["component:Shout"]
+    assert shout["title"] == "Shout" and shout["category"] == "components"
+    assert shout["node_type"] == "component" and shout["config_defaults"] == {"component": "Shout"}
+    assert shout["config_schema"]["properties"]["inputs"]["required"] == ["text"]
+    assert [o["name"] for o in shout["outputs"]] == ["text"]
+    r = await client.post("/api/v1/node-types/component:Shout/ports", json={"config": {"component": "Shout"}})
+    assert r.status_code == 200 and r.json()["output_ports"] == ["out"]
+    await client.delete("/api/v1/components/Shout")
+    types = {t["name"] for t in (await client.get("/api/v1/node-types")).json()}
+    assert "component:Shout" not in types
