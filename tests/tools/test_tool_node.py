@@ -103,3 +103,26 @@ async def test_mcp_tool_error_names_server_and_tool(monkeypatch):
     result = await plait.run(doc)
     assert result.status == "failed"
     assert "MCP tool calc/fail failed" in result.error and "bad input" in result.error
+
+
+async def test_the_flow_tool_runs_another_flow():
+    child = {
+        "schema": "plait/flow@1", "id": "greeter",
+        "inputs": {"type": "object", "properties": {"name": {"type": "string"}}},
+        "nodes": [{"id": "out", "type": "output", "config": {"name": "greeting", "value": "Hello {{inputs.name}}"}}],
+        "edges": [],
+    }  # fmt: skip
+    doc = flow(
+        [
+            {"id": "call", "type": "tool", "config": {"tool": "flow", "args": {"flow": "greeter", "inputs": {"name": "Ada"}}}},
+            {"id": "out", "type": "output", "config": {"value": "{{call.greeting}}"}},
+        ],
+        [("call", "out")],
+    )  # fmt: skip
+    result = await plait.run(doc, flows={"greeter": child})
+    assert result.status == "completed", result.error
+    assert result.outputs == {"out": "Hello Ada"}
+    missing = await plait.run(
+        flow([{"id": "call", "type": "tool", "config": {"tool": "flow", "args": {"flow": "nope"}}}])
+    )
+    assert missing.status == "failed" and "flow 'nope' failed" in missing.error
