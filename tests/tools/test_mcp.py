@@ -140,3 +140,15 @@ async def test_killing_the_http_server_mid_run(monkeypatch, mcp_http):
         await tools["shout"].call({"text": "b"}, ctx)
     assert "MCP server 'web'" in str(exc.value)
     assert exc.value.fatal
+
+
+async def test_run_tools_lists_builtins_and_mcp_tools_by_reference(monkeypatch):
+    from plait.tools.select import run_tools
+
+    monkeypatch.setenv("PLAIT_MCP_FLOW_STDIO", "1")
+    ctx = Ctx({"calc": stdio_config(tools=["add", "shout"])})
+    registry = await run_tools(ctx)
+    assert {"web_search", "mcp:calc/add", "mcp:calc/shout"} <= registry.names()
+    add = registry.get("mcp:calc/add")
+    assert add.source == "mcp:calc"
+    assert await add.call({"a": 1, "b": 2}, ctx) == 3

@@ -66,3 +66,18 @@ async def resolve_tool(ctx: Any, ref: str) -> Tool:
         raise ToolError(f"{ref!r} names a whole MCP server", hint=f"name one of its tools: {ref}/<tool>")
     (tool,) = await resolve_tools(ctx, [ref])
     return tool
+
+
+async def run_tools(ctx: Any, servers: list[str] | None = None) -> ToolRegistry:
+    """Every tool a run can use, in one registry: the run's tools plus the tools of its MCP
+    servers (all configured ones, or `servers`) under their reference names ``mcp:<server>/<tool>``
+    (connecting to each server). For listings such as the assistant's or the canvas's."""
+    import dataclasses
+
+    from plait.tools import mcp
+
+    layered = ToolRegistry(parent=run_registry(ctx))
+    for server in servers if servers is not None else sorted(mcp.run_servers(ctx)):
+        for tool in await mcp.server_tools(ctx, server):
+            layered.add(dataclasses.replace(tool, name=f"mcp:{server}/{tool.name}"))
+    return layered
