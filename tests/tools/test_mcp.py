@@ -152,3 +152,15 @@ async def test_run_tools_lists_builtins_and_mcp_tools_by_reference(monkeypatch):
     add = registry.get("mcp:calc/add")
     assert add.source == "mcp:calc"
     assert await add.call({"a": 1, "b": 2}, ctx) == 3
+
+
+async def test_flow_servers_connect_through_the_pinned_guard(mcp_http):
+    """Past the up-front check, every connection of a flow's HTTP server is checked again at
+    connect time, on the address actually used (no second DNS answer can slip in)."""
+    from plait.net.guard import Allowlist, BlockedURLError
+
+    backend = mcp._PinnedBackend(Allowlist())
+    with pytest.raises(BlockedURLError, match="loopback"):
+        await backend.connect_tcp("localhost", mcp_http.port)
+    stream = await mcp._PinnedBackend(Allowlist(["127.0.0.1"])).connect_tcp("127.0.0.1", mcp_http.port)
+    await stream.aclose()

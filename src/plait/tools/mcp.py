@@ -33,10 +33,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+import httpcore2
+import httpx2
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from plait.net.guard import BlockedURLError, acheck_url
+from plait.net.guard import (
+    Allowlist,
+    BlockedURLError,
+    acheck_url,
+    allowlist_from_env,
+    aresolve,
+    check_addresses,
+)
 from plait.tools.base import Tool, ToolCallContext, ToolError
 
 CONFIG_ENV = "PLAIT_MCP_CONFIG"
@@ -198,7 +207,6 @@ class _Connection:
         return " | ".join(line for line in lines if line)[-_STDERR_TAIL:]
 
     async def _serve(self) -> None:
-        import httpx2
         from mcp import Client, StdioServerParameters
         from mcp.client.stdio import stdio_client
         from mcp.client.streamable_http import streamable_http_client
@@ -296,54 +304,85 @@ class _Connection:
             self.errlog.close()
 
 
-def _watching_transport_class() -> type:
-    import httpx2
+class _PinnedBackend(httpcore2.AsyncNetworkBackend):
+    """httpcore2 twin of `plait.net.guard.GuardedNetworkBackend` (the MCP SDK uses httpx2): resolve,
+    check every address against the SSRF policy, connect to a checked address (no re-resolution)."""
 
-    class WatchingTransport(httpx2.AsyncBaseTransport):
-        """Records HTTP failures for error messages and answers network errors with a 503.
+    def __init__(self, allow: Allowlist) -> None:
+        self.allow = allow
+        self._inner = httpcore2.AnyIOBackend()
 
-        The SDK's streamable-HTTP client logs a failed POST and leaves the request waiting for its
-        read timeout; a 503 makes it resolve the request at once, and `http_problem` says why.
-        URLs from flow documents are re-checked by the SSRF guard on every request.
-        """
-
-        def __init__(self, conn: _Connection) -> None:
-            self.conn = conn
-            self.inner = httpx2.AsyncHTTPTransport(trust_env=False)
-
-        async def handle_async_request(self, request: Any) -> Any:
-            if not self.conn.trusted:
-                try:
-                    await acheck_url(str(request.url))
-                except (BlockedURLError, ValueError) as exc:
-                    self.conn.http_problem = getattr(exc, "message", str(exc))
-                    return httpx2.Response(403, request=request, text=self.conn.http_problem)
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> Any:
+        try:
+            addresses = await aresolve(host, port)
+        except OSError as exc:
+            raise httpcore2.ConnectError(f"could not resolve host {host!r}: {exc}") from None
+        last: Exception | None = None
+        for addr in check_addresses(host, port, addresses, self.allow):
             try:
-                response = await self.inner.handle_async_request(request)
-            except httpx2.TransportError as exc:
-                self.conn.http_down = True
-                self.conn.http_problem = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-                return httpx2.Response(503, request=request, text=self.conn.http_problem)
-            if response.status_code >= 400 and request.method != "DELETE":
-                self.conn.http_problem = (
-                    f"HTTP {response.status_code} from {request.url.copy_with(query=None)}"
+                return await self._inner.connect_tcp(
+                    str(addr),
+                    port,
+                    timeout=timeout,
+                    local_address=local_address,
+                    socket_options=socket_options,
                 )
-            return response
+            except (httpcore2.ConnectError, httpcore2.ConnectTimeout) as exc:
+                last = exc
+        assert last is not None
+        raise last
 
-        async def aclose(self) -> None:
-            await self.inner.aclose()
+    async def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Any = None
+    ) -> Any:
+        raise BlockedURLError("blocked request: unix sockets are not allowed", reason="scheme")
 
-    return WatchingTransport
-
-
-def _WatchingTransport(conn: _Connection) -> Any:  # noqa: N802 - a lazily built class
-    global _watching_cls
-    if _watching_cls is None:
-        _watching_cls = _watching_transport_class()
-    return _watching_cls(conn)
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
 
 
-_watching_cls: type | None = None
+class _WatchingTransport(httpx2.AsyncBaseTransport):
+    """Records HTTP failures for error messages and answers network errors with a 503.
+
+    The SDK's streamable-HTTP client logs a failed POST and leaves the request waiting for its read
+    timeout; a 503 makes it resolve the request at once, and `http_problem` says why. For servers
+    from flow documents every connection goes through the SSRF guard, pinned to the checked address.
+    """
+
+    def __init__(self, conn: _Connection) -> None:
+        self.conn = conn
+        self.inner = httpx2.AsyncHTTPTransport(trust_env=False)
+        if not conn.trusted:
+            self.inner._pool = httpcore2.AsyncConnectionPool(  # same swap as plait.net.guard.GuardedTransport
+                ssl_context=httpx2.create_ssl_context(),
+                max_connections=10,
+                network_backend=_PinnedBackend(allowlist_from_env()),
+            )
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        try:
+            response = await self.inner.handle_async_request(request)
+        except BlockedURLError as exc:
+            self.conn.http_down = True
+            self.conn.http_problem = exc.message
+            return httpx2.Response(403, request=request, text=exc.message)
+        except httpx2.TransportError as exc:
+            self.conn.http_down = True
+            self.conn.http_problem = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            return httpx2.Response(503, request=request, text=self.conn.http_problem)
+        if response.status_code >= 400 and request.method != "DELETE":
+            self.conn.http_problem = f"HTTP {response.status_code} from {request.url.copy_with(query=None)}"
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 class _ConnectionLost(Exception):
@@ -366,7 +405,6 @@ async def _list_all_tools(client: Any) -> list[Any]:
 
 def _is_connection_loss(exc: BaseException) -> bool:
     import anyio
-    import httpx2
     from mcp import MCPError
     from mcp_types import CONNECTION_CLOSED
 
