@@ -116,3 +116,19 @@ def test_the_editor_fits_at_60_and_200_percent_zoom(page: Any, live_server: Live
         for testid in ("run-button", "publish", "palette-search"):
             box = page.get_by_test_id(testid).bounding_box()
             assert box and box["width"] > 0 and box["height"] > 0, (testid, zoom)
+
+
+def test_template_fields_complete_upstream_references(page: Any, live_server: LiveServer) -> None:
+    live_server.create_flow(linear_doc("refs", 0))
+    open_flow(page, "refs")
+    page.get_by_test_id("node-done").click()
+    field = page.get_by_test_id("field-value")
+    field.fill("")
+    field.press_sequentially("got {{")
+    page.get_by_test_id("refs-field-value").wait_for()
+    options = page.get_by_test_id("refs-field-value").inner_text()
+    assert "{{wait}}" in options and "{{start}}" in options
+    assert "{{done}}" not in options  # not itself: only what runs before it
+    page.get_by_test_id("ref-option-wait").click()
+    assert field.input_value().startswith("got {{wait")
+    wait_saved(page)
