@@ -508,6 +508,10 @@ async def _handle_pending(ctx: NodeContext, cfg: AgentSettings, loop: _Loop, off
     if tool.source == "agent" and isinstance(result, dict) and "usage" in result:
         used = result.pop("usage")
         loop.usage = loop.usage + Usage(used["input_tokens"], used["output_tokens"])
+    try:  # the log is checkpointed (and may sit in an approval payload): plain JSON only
+        result = json.loads(json.dumps(result, ensure_ascii=False, default=str))
+    except (TypeError, ValueError):
+        result = str(result)
     entry.update(status="ok", result=result)
     _reply(loop, call, _result_text(result), entry)
 
