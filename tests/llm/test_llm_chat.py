@@ -133,3 +133,20 @@ def test_model_settings_candidates() -> None:
     assert s.models() == ["a", "b", "c"]
     with pytest.raises(ValueError):
         ModelSettings(temperature=5)
+
+
+async def test_registry_builds_sdk_providers_and_reuses_them_per_loop() -> None:
+    from plait.llm import Provider
+    from plait.llm.anthropic_provider import AnthropicProvider
+    from plait.llm.openai_compat import OpenAICompatProvider
+
+    secrets = {"OPENAI_API_KEY": "sk-1", "ANTHROPIC_API_KEY": "sk-ant"}
+    registry = ProviderRegistry(secrets.get)
+    openai_provider = registry.get("openai")
+    assert isinstance(openai_provider, OpenAICompatProvider) and isinstance(openai_provider, Provider)
+    assert registry.get("openai") is openai_provider  # same key and URL: one client, one pool
+    assert ProviderRegistry({"OPENAI_API_KEY": "sk-2"}.get).get("openai") is not openai_provider
+    anthropic_provider = registry.get("anthropic")
+    assert isinstance(anthropic_provider, AnthropicProvider) and anthropic_provider.name == "anthropic"
+    ollama = ProviderRegistry({}.get).get("ollama")  # local preset: no key needed
+    assert str(ollama.client.base_url).startswith("http://127.0.0.1:11434/v1")
