@@ -400,3 +400,70 @@ def test_a_200_node_flow_renders_within_1_5_s(page: Any, live_server: LiveServer
     # Still responsive: selecting a node opens its inspector.
     page.get_by_test_id("node-n1").click()
     page.get_by_test_id("inspector").wait_for()
+
+
+def test_agent_tokens_stream_into_the_preview_and_tool_calls_are_listed(
+    page: Any, live_server: LiveServer
+) -> None:
+    # A library flow the agent calls as a tool, and an agent on the scripted model.
+    live_server.create_flow(
+        {
+            "schema": "plait/flow@1",
+            "id": "lookup-flow",
+            "inputs": {"type": "object", "properties": {"q": {"type": "string"}}},
+            "nodes": [
+                {"id": "start", "type": "start"},
+                {"id": "out", "type": "output", "config": {"name": "answer", "value": "42"}},
+            ],
+            "edges": [{"source": "start", "target": "out"}],
+        },
+        publish=True,
+    )
+    script = [
+        {"tool_calls": [{"name": "lookup", "arguments": {"q": "meaning"}}]},
+        {"content": "The answer is forty two", "chunks": ["The answer ", "is ", "forty ", "two"]},
+    ]
+    agent = {
+        "provider": "scripted",
+        "model": "m",
+        "prompt": "What is the meaning?",
+        "stream": True,
+        "script": script,
+        "flows": [
+            {
+                "flow": "lookup-flow",
+                "name": "lookup",
+                "description": "Looks things up.",
+                "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
+            }
+        ],
+    }
+    live_server.create_flow(
+        {
+            "schema": "plait/flow@1",
+            "id": "agentic",
+            "nodes": [
+                {"id": "start", "type": "start", "position": {"x": 0, "y": 0}},
+                {"id": "agent", "type": "agent", "config": agent, "position": {"x": 260, "y": 0}},
+                {
+                    "id": "reply",
+                    "type": "output",
+                    "config": {"name": "reply", "value": "{{agent.content}}"},
+                    "position": {"x": 520, "y": 0},
+                },
+            ],
+            "edges": [{"source": "start", "target": "agent"}, {"source": "agent", "target": "reply"}],
+        }
+    )
+    page.goto("/flows/agentic")
+    page.get_by_test_id("node-agent").wait_for()
+    page.get_by_test_id("run-button").click()
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=run-status]')?.dataset.status === 'completed'"
+    )
+    # The preview is built from node_token events only: the text got there by streaming.
+    page.get_by_test_id("node-preview-agent").wait_for()
+    assert "The answer is forty two" in page.get_by_test_id("node-preview-agent").inner_text()
+    assert "lookup" in page.get_by_test_id("node-tools-agent").inner_text()
+    run = latest_run(live_server, "agentic", ("completed",))
+    assert run["outputs"] == {"reply": "The answer is forty two"}
