@@ -132,3 +132,27 @@ def test_template_fields_complete_upstream_references(page: Any, live_server: Li
     page.get_by_test_id("ref-option-wait").click()
     assert field.input_value().startswith("got {{wait")
     wait_saved(page)
+
+
+def test_library_search_rename_and_duplicate(page: Any, live_server: LiveServer) -> None:
+    live_server.create_flow({**linear_doc("lib-alpha", 0), "name": "Alpha"})
+    live_server.create_flow({**linear_doc("lib-beta", 0), "name": "Beta"})
+    page.goto("/")
+    page.get_by_test_id("flow-row-lib-alpha").wait_for()
+    page.get_by_test_id("library-search").fill("beta")
+    page.get_by_test_id("flow-row-lib-alpha").wait_for(state="detached")
+    assert page.get_by_test_id("flow-row-lib-beta").is_visible()
+    page.get_by_test_id("library-search").fill("")
+
+    page.get_by_test_id("rename-lib-alpha").click()
+    page.get_by_test_id("flow-name-input").fill("Alpha two")
+    page.get_by_test_id("name-dialog-submit").click()
+    page.get_by_test_id("flow-row-lib-alpha").get_by_text("Alpha two").wait_for()
+    assert live_server.api.get("/api/v1/flows/lib-alpha").json()["name"] == "Alpha two"
+
+    page.get_by_test_id("duplicate-lib-alpha").click()
+    page.locator('[data-testid^="flow-row-lib-alpha-"]').first.wait_for()
+    copies = [f for f in live_server.api.get("/api/v1/flows").json() if f["id"].startswith("lib-alpha-")]
+    assert len(copies) == 1 and "Alpha two" in copies[0]["name"]
+    copy = live_server.api.get(f"/api/v1/flows/{copies[0]['id']}").json()
+    assert [n["id"] for n in copy["draft"]["nodes"]] == ["start", "wait", "done"]
