@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -164,3 +165,15 @@ async def test_flow_servers_connect_through_the_pinned_guard(mcp_http):
         await backend.connect_tcp("localhost", mcp_http.port)
     stream = await mcp._PinnedBackend(Allowlist(["127.0.0.1"])).connect_tcp("127.0.0.1", mcp_http.port)
     await stream.aclose()
+
+
+async def test_idle_connections_close_and_the_next_call_reconnects(monkeypatch):
+    monkeypatch.setenv("PLAIT_MCP_FLOW_STDIO", "1")
+    ctx = Ctx({"calc": stdio_config(idle_timeout_s=0.2)})
+    (add,) = [t for t in await mcp.server_tools(ctx, "calc") if t.name == "add"]
+    conn = await mcp.connect("calc", mcp.server_config(ctx, "calc")[0], ctx, trusted=False)
+    await asyncio.wait_for(asyncio.shield(conn.task), 20)  # closes itself when unused
+    assert conn.closed
+    with pytest.raises(mcp._Retired):
+        await conn.call("add", {"a": 1, "b": 1})
+    assert await add.call({"a": 1, "b": 1}, ctx) == 2  # a new connection

@@ -291,6 +291,8 @@ class _Connection:
             self.inflight.discard(job.future)
 
     async def call(self, tool: str, args: dict[str, Any]) -> Any:
+        if self.closed:  # closed since it was handed out (idle timeout): the caller reconnects
+            raise _Retired
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         await self.jobs.put(_Job(tool, args, future))
         return await future
@@ -383,6 +385,10 @@ class _WatchingTransport(httpx2.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+
+class _Retired(Exception):
+    """The connection closed itself (idle) before the call was queued; nothing was sent."""
 
 
 class _ConnectionLost(Exception):
@@ -556,7 +562,11 @@ def _make_tool(server: str, cfg: MCPServerConfig, trusted: bool, spec: Any) -> T
     async def call(args: dict[str, Any], ctx: ToolCallContext) -> Any:
         conn = await connect(server, cfg, ctx, trusted=trusted)
         try:
-            result = await asyncio.wait_for(conn.call(tool_name, dict(args or {})), cfg.timeout_s)
+            try:
+                result = await asyncio.wait_for(conn.call(tool_name, dict(args or {})), cfg.timeout_s)
+            except _Retired:
+                conn = await connect(server, cfg, ctx, trusted=trusted)
+                result = await asyncio.wait_for(conn.call(tool_name, dict(args or {})), cfg.timeout_s)
         except TimeoutError:
             raise ToolError(
                 f"MCP tool {server}/{tool_name} did not answer within {cfg.timeout_s:g}s",
