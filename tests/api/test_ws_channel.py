@@ -207,3 +207,15 @@ async def test_a_waiting_event_means_the_task_is_readable(app: Any, client: http
     detail = (await client.get(f"/api/v1/runs/{run_id}")).json()  # at once, as the canvas does
     assert [t["node_id"] for t in detail["tasks"]] == ["review"] and detail["tasks"][0]["token"]
     await c.channel.close()
+
+
+async def test_running_an_invalid_draft_lists_its_problems(app: Any, client: httpx.AsyncClient) -> None:
+    bad = linear_flow("bad", 1)
+    bad["nodes"][1]["config"] = {"seconds": "soon"}
+    await client.post("/api/v1/flows", json={"document": bad})
+    c = Client(app)
+    await c.send({"type": "run", "flow_id": "bad", "version": "draft", "inputs": {"query": "q"}})
+    reply = await c.next()
+    assert reply["type"] == "error" and reply["code"] == "invalid_flow"
+    assert reply["details"]["problems"][0]["node_id"] == "d0"
+    assert c.channel.subscriptions == []
