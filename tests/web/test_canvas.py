@@ -237,15 +237,51 @@ def test_build_a_branching_flow_from_an_empty_canvas_and_run_it(page: Any, live_
     assert run["outputs"] == {"size": "big 42"}
 
 
+def slow_doc(flow_id: str) -> dict[str, Any]:
+    """start -> route (if) -(true)-> wait (60 s) -> done; -(false)-> quick."""
+    doc = linear_doc(flow_id, 60)
+    doc["name"] = "Slow lane"
+    doc["inputs"] = {
+        "type": "object",
+        "properties": {"lane": {"type": "string", "enum": ["slow", "fast"], "default": "slow"}},
+    }
+    doc["nodes"][1]["position"] = {"x": 520, "y": -70}
+    doc["nodes"][2]["position"] = {"x": 780, "y": -70}
+    doc["nodes"] += [
+        {
+            "id": "route",
+            "type": "if",
+            "config": {"when": [{"ref": "inputs.lane", "op": "==", "value": "slow"}]},
+            "position": {"x": 260, "y": 0},
+        },
+        {
+            "id": "quick",
+            "type": "output",
+            "config": {"name": "result", "value": "fast"},
+            "position": {"x": 520, "y": 90},
+        },
+    ]
+    doc["edges"] = [
+        {"source": "start", "target": "route"},
+        {"source": "route", "source_port": "true", "target": "wait"},
+        {"source": "route", "source_port": "false", "target": "quick"},
+        {"source": "wait", "target": "done"},
+    ]
+    return doc
+
+
 def test_stop_a_long_run(page: Any, live_server: LiveServer) -> None:
-    live_server.create_flow(linear_doc("slow", 60))
+    live_server.create_flow(slow_doc("slow"))
     page.goto("/flows/slow")
     page.get_by_test_id("editor").wait_for()
     page.get_by_test_id("node-wait").wait_for()
     page.evaluate(STATUS_RECORDER)
     page.get_by_test_id("run-button").click()
+    page.get_by_test_id("run-start").click()  # the lane defaults to slow
     wait_node_status(page, "wait", "running")  # glowing while it runs
-    assert node_status(page, "start") == "ok"
+    assert node_status(page, "start") == "ok" and node_status(page, "route") == "ok"
+    wait_node_status(page, "quick", "skipped")  # the untaken branch is dimmed
+    settle(page)
     screenshot(page, "canvas-run.png")
     started = time.monotonic()
     page.get_by_test_id("stop-button").click()
