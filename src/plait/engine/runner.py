@@ -475,11 +475,15 @@ class Runner:
             return
         self.resume_data.pop(idx, None)
         got = self.deliveries[idx]
-        sources = (
-            tuple((self.plan.nodes[e.source].id, e.source_port, e.target_port) for e, _ in got)
-            if got
-            else None
-        )
+        sources: tuple[tuple[str, str, str], ...] | None = None  # NodeDelta.input
+        if got:
+            if len(got) == 1:  # the common case, without a generator (hot path)
+                e = got[0][0]
+                sources = ((self.plan.nodes[e.source].id, e.source_port, e.target_port),)
+            else:
+                sources = tuple(
+                    [(self.plan.nodes[e.source].id, e.source_port, e.target_port) for e, _ in got]
+                )
         if kind == "ok":
             result = outcome.result
             assert result is not None
