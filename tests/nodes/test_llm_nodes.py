@@ -168,6 +168,10 @@ def test_bad_configs_are_rejected_at_load_time() -> None:
         plait.load_flow(chain(llm(prompt="q", output_schema=SCHEMA)))
     with pytest.raises(FlowValidationError, match="script step 1"):
         plait.load_flow(chain(llm(prompt="q", script=[{"bogus": 1}])))
+    with pytest.raises(FlowValidationError, match="provider 'openai' needs a model"):
+        plait.load_flow(chain({"id": "ask", "type": "llm", "config": {"provider": "openai", "prompt": "q"}}))
+    with pytest.raises(FlowValidationError, match="script is only used with provider 'scripted'"):
+        plait.load_flow(chain(llm(provider="anthropic", model="m", prompt="q", script=["x"])))
     with pytest.raises(FlowValidationError, match="not a valid JSON Schema"):
         plait.load_flow(chain(llm(prompt="q", output="json", output_schema={"type": 5})))
 

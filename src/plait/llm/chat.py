@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from plait.llm.base import (
     AuthenticationError,
@@ -23,7 +23,7 @@ from plait.llm.base import (
     Provider,
     ProviderError,
 )
-from plait.llm.registry import PROVIDER_NAMES, ProviderRegistry, lookup
+from plait.llm.registry import PRESETS, PROVIDER_NAMES, ProviderRegistry, lookup
 from plait.llm.scripted import ScriptedProvider, check_script
 
 AUTO = "auto"
@@ -66,6 +66,15 @@ class ModelSettings(BaseModel):
         if script is not None:
             check_script(script)
         return script
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ModelSettings:
+        # Same rules (and words) as settings.decider (plait.spec.models.DeciderSettings).
+        if self.script is not None and self.provider in PRESETS:
+            raise ValueError("script is only used with provider 'scripted'; remove it or set provider")
+        if not self.model and self.provider in PRESETS:
+            raise ValueError(f"provider {self.provider!r} needs a model, e.g. gpt-4o-mini")
+        return self
 
     def models(self) -> list[str]:
         return [m for m in [self.model, *self.fallback_models] if m]
