@@ -253,3 +253,26 @@ def test_categorize_rejects_else_and_duplicate_names() -> None:
         )
         with pytest.raises(FlowValidationError, match=message):
             plait.load_flow(doc)
+
+
+@pytest.mark.parametrize(
+    ("reply", "value"),
+    [
+        ('{"a": 1}', {"a": 1}),
+        ('```json\n{"a": [1, 2]}\n```', {"a": [1, 2]}),
+        ('Sure! Here it is: {"a": "x"} Hope that helps.', {"a": "x"}),
+        ("[1, 2, 3]", [1, 2, 3]),
+        ("42", 42),
+    ],
+)
+def test_json_replies_are_extracted(reply: str, value: Any) -> None:
+    from plait.nodes.builtin.llm import parse_json_reply
+
+    assert parse_json_reply(reply) == value
+
+
+def test_non_json_replies_say_where_parsing_failed() -> None:
+    from plait.nodes.builtin.llm import parse_json_reply
+
+    with pytest.raises(ValueError, match="not valid JSON .* at position 0"):
+        parse_json_reply("no json here")
