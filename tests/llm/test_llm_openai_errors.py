@@ -75,3 +75,14 @@ async def test_connection_refused_is_unavailable_with_the_socket_error() -> None
 
     with pytest.raises(ProviderUnavailableError, match="Connection refused"):
         await provider(refuse).chat(ChatRequest("m", [Message("user", "hi")]), on_delta=lambda d: None)
+
+
+async def test_server_tracebacks_are_cut_from_the_message() -> None:
+    text = (
+        "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type')}\n\n"
+        '  File "/srv/llama_cpp/server/app.py", line 376, in create_chat_completion\n'
+    )
+    handler = lambda request: httpx2.Response(500, json={"message": text})  # noqa: E731
+    with pytest.raises(ProviderUnavailableError) as info:
+        await provider(handler).chat(ChatRequest("m", [Message("user", "hi")]))
+    assert info.value.message == text.split("\n\n")[0]

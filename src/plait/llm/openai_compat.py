@@ -33,8 +33,20 @@ def _max_retries() -> int:
     return int(os.environ.get("PLAIT_LLM_MAX_RETRIES", "2"))
 
 
+_MAX_MESSAGE = 1000
+
+
 def deepest_message(exc: BaseException) -> str:
-    """The innermost meaningful text of an exception chain (the server's message, the socket error)."""
+    """The innermost meaningful text of an exception chain (the server's message, the socket error),
+    without a server-side traceback some servers append (llama.cpp's does), at most 1000 chars."""
+    text = _deepest(exc).strip()
+    cut = text.find("\n\n  File ")
+    if cut > 0:
+        text = text[:cut].rstrip()
+    return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 3] + "..."
+
+
+def _deepest(exc: BaseException) -> str:
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
         inner = body.get("error", body)
