@@ -126,3 +126,16 @@ def test_attach_to_a_waiting_run_and_watch_it_finish(server: Server) -> None:
             assert r.status_code == 200
             live = recv_until(ws, lambda m: m["type"] == "run_finished")
             assert live[-1]["status"] == "completed" and live[-1]["outputs"] == {"decision": "no: no"}
+
+
+def test_the_key_in_the_url_is_not_logged(tmp_path: Path) -> None:
+    srv = Server(tmp_path, args=["--log-level", "info"]).start()
+    try:
+        with connect(ws_url(srv, f"?api_key={API_KEY}")) as ws:
+            ws.send(json.dumps({"type": "ping"}))
+            assert recv(ws) == {"type": "pong"}
+    finally:
+        srv.stop()
+    log = srv.log()
+    assert "WebSocket /ws?api_key=********" in log  # logged, with the key masked
+    assert API_KEY not in log

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import re
 from typing import Any
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
@@ -20,6 +22,32 @@ AUTH_TIMEOUT_S = 10.0
 CLOSE_UNAUTHORIZED = 4401
 
 router = APIRouter()
+
+_KEY_IN_URL = re.compile(r"((?:api_key|apiKey)=)[^&\s\"]+")
+
+
+class RedactKeyInUrl(logging.Filter):
+    """uvicorn logs a WebSocket's path with its query (`"WebSocket /ws?api_key=..." [accepted]`):
+    mask the key, so secrets never reach the logs."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple) and any(isinstance(a, str) and "=" in a for a in record.args):
+            record.args = tuple(
+                _KEY_IN_URL.sub(r"\1********", a) if isinstance(a, str) else a for a in record.args
+            )
+        elif isinstance(record.msg, str) and "=" in record.msg:
+            record.msg = _KEY_IN_URL.sub(r"\1********", record.msg)
+        return True
+
+
+def install_log_redaction() -> None:
+    for name in ("uvicorn.error", "uvicorn.access"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, RedactKeyInUrl) for f in logger.filters):
+            logger.addFilter(RedactKeyInUrl())
+
+
+install_log_redaction()
 
 
 def _header_key(ws: WebSocket) -> str | None:
