@@ -55,7 +55,7 @@ function Shell({ route }: { route: ReturnType<typeof matchRoute> }) {
     <div className="app">
       <header className="app-header">
         <a className="brand" {...linkProps(paths.library())} data-testid="nav-library">
-          ⧉ plait
+          plait
         </a>
         <nav className="tabs" aria-label="Open flows" role="tablist">
           <a

@@ -133,7 +133,10 @@ const PlaitNode = memo(function PlaitNode({ id, data, selected }: NodeProps<Plai
 });
 
 const nodeTypes = { plait: PlaitNode };
+const MINIMAP_COLORS: Record<string, string> = { running: "#1c7ed6", ok: "#2f9e44", error: "#e03131", waiting: "#f08c00", skipped: "#e9ecef", cancelled: "#e9ecef" };
+const minimapColor = (n: Node) => MINIMAP_COLORS[(n.data as PlaitNodeData).status] ?? ((n.data as PlaitNodeData).problems.length ? "#ffc9c9" : "#ced4da");
 const EMPTY: string[] = [];
+const DELETE_KEYS = ["Delete", "Backspace"];
 
 function sameList(a: string[], b: string[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
@@ -149,6 +152,8 @@ function FlowCanvasInner(props: FlowCanvasProps) {
   const rf = useReactFlow();
   const wrapper = useRef<HTMLDivElement>(null);
   const dataCache = useRef(new Map<string, PlaitNodeData>());
+  // Fit the view to the flow it opened with; an empty canvas keeps zoom 1 when nodes arrive.
+  const [fitOnOpen] = useState(() => doc.nodes.length > 0);
 
   useImperativeHandle(props.canvasRef, () => ({
     center() {
@@ -313,16 +318,16 @@ function FlowCanvasInner(props: FlowCanvasProps) {
         onDelete={onDeleteItems}
         onSelectionChange={onSelectionChange}
         onNodeDoubleClick={onNodeDoubleClick}
-        deleteKeyCode={readOnly ? null : ["Delete", "Backspace"]}
+        deleteKeyCode={readOnly ? null : DELETE_KEYS}
         nodesConnectable={!readOnly}
-        fitView
-        fitViewOptions={{ padding: 0.15 }}
+        fitView={fitOnOpen}
+        fitViewOptions={{ padding: 0.15, maxZoom: 1.2 }}
         minZoom={0.1}
         onlyRenderVisibleElements={doc.nodes.length > 150}
         proOptions={{ hideAttribution: true }}
       >
         <Background gap={20} />
-        <MiniMap pannable zoomable ariaLabel="Minimap" nodeClassName={(n) => `mm-${(n.data as PlaitNodeData).status}`} />
+        <MiniMap pannable zoomable ariaLabel="Minimap" nodeColor={minimapColor} />
         <Controls showInteractive={false} />
       </ReactFlow>
     </div>

@@ -131,7 +131,12 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
   }, [flowId, hist]);
 
   useEffect(() => {
-    if (!doc || doc === savedRef.current) return;
+    if (!doc) return;
+    if (doc === savedRef.current) {
+      // back to what the server has (an undo before the autosave fired)
+      setSaveState((s) => (s === "dirty" ? "saved" : s));
+      return;
+    }
     setSaveState("dirty");
     const t = setTimeout(() => {
       saving.current = save();
@@ -314,7 +319,27 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
   // a run that waits for people: find its task tokens
   useEffect(() => {
     if (run.status !== "waiting" || !run.runId) return;
-    api.getRun(run.runId).then((d) => setTaskLinks((d.tasks ?? []).map((t) => ({ token: t.token, node_id: t.node_id }))), () => undefined);
+    const runId = run.runId;
+    let live = true;
+    // the task row is stored just after the `waiting` event: ask again until it is there
+    (async () => {
+      for (let i = 0; i < 40 && live; i++) {
+        try {
+          const d = await api.getRun(runId);
+          const links = (d.tasks ?? []).map((t) => ({ token: t.token, node_id: t.node_id }));
+          if (links.length || d.status !== "waiting") {
+            if (live) setTaskLinks(links);
+            return;
+          }
+        } catch {
+          /* try again */
+        }
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    })();
+    return () => {
+      live = false;
+    };
   }, [run.status, run.runId]);
 
   const runActive = isActive(run);

@@ -67,6 +67,13 @@ export default function RunInspector({ runId }: { runId: string }) {
   useEffect(() => {
     if (run.status !== "idle") void refresh();
   }, [run.status, refresh]);
+  // a waiting run's task row is stored just after its `waiting` event: look again until it shows
+  const waitingWithoutTask = detail?.status === "waiting" && !(detail.tasks ?? []).length;
+  useEffect(() => {
+    if (!waitingWithoutTask) return;
+    const t = setInterval(() => void refresh(), 400);
+    return () => clearInterval(t);
+  }, [waitingWithoutTask, refresh]);
 
   const onSelect = useCallback((ids: string[]) => setSelected((s) => (ids.length === s.size && ids.every((x) => s.has(x)) ? s : new Set(ids))), []);
   const nodeId = selected.size === 1 ? [...selected][0] : null;

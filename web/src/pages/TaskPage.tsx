@@ -72,7 +72,7 @@ export function TaskPage({ token }: { token: string }) {
   return (
     <div className="task-page" data-testid="task-page">
       <header className="app-header">
-        <span className="brand">⧉ plait</span>
+        <span className="brand">plait</span>
       </header>
       <main className="page narrow">
         <h1>Your input is needed</h1>
