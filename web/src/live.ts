@@ -232,6 +232,16 @@ export class FlowChannel {
   }
 }
 
+/** `localStorage["plait.transport"] = "sse"` forces the SSE fallback (for tests and proxies
+ * that do not pass WebSockets). */
+function wsAllowed(): boolean {
+  try {
+    return localStorage.getItem("plait.transport") !== "sse";
+  } catch {
+    return true;
+  }
+}
+
 let shared: FlowChannel | null = null;
 function channel(): FlowChannel {
   return (shared ??= new FlowChannel());
@@ -247,7 +257,7 @@ export interface Watch {
 /** Start a run of the flow and watch it: over `/ws` when the server has it, else REST + SSE. */
 export async function startAndWatch(flowId: string, inputs: Record<string, any>, version: string, onEvent: EventHandler): Promise<Watch> {
   const ch = channel();
-  if (await ch.connect()) {
+  if (wsAllowed() && (await ch.connect())) {
     const runId = await ch.run(flowId, inputs, version, onEvent);
     return { runId, via: "ws", close: () => ch.unsubscribe(runId) };
   }
@@ -258,7 +268,7 @@ export async function startAndWatch(flowId: string, inputs: Record<string, any>,
 /** Watch an existing run from event `after` on (0: replay all, then live). */
 export async function watchRun(runId: string, onEvent: EventHandler, after = 0, tryWs = true): Promise<Watch> {
   const ch = channel();
-  if (tryWs && (await ch.connect())) {
+  if (tryWs && wsAllowed() && (await ch.connect())) {
     try {
       await ch.subscribe(runId, after, onEvent);
       return { runId, via: "ws", close: () => ch.unsubscribe(runId) };
