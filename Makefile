@@ -26,7 +26,9 @@ $(LLM_STAMP): $(STAMP)
 	touch $@
 
 # The web UI (web/, React + Vite) builds into the Python package (src/plait/web_dist), which
-# `plait serve` serves at /. npm ci runs again when the lockfile changes; the build when a source does.
+# `plait serve` serves at /. npm install runs again when the lockfile changes; the build when a source does.
+# `npm install`, not `npm ci`: the lockfile pins every version, but npm 11 against this registry
+# records only this platform's optional rollup/esbuild binaries, which `npm ci` rejects as out of sync.
 WEB_DEPS := web/node_modules/.installed
 WEB_DIST := src/plait/web_dist/index.html
 WEB_SRC := $(shell find web/src web/scripts -type f 2>/dev/null) web/index.html web/vite.config.ts web/tsconfig.json web/package.json
@@ -34,7 +36,7 @@ WEB_SRC := $(shell find web/src web/scripts -type f 2>/dev/null) web/index.html 
 web-install: $(WEB_DEPS)
 
 $(WEB_DEPS): web/package-lock.json
-	cd web && npm ci --no-audit --no-fund
+	cd web && npm install --no-audit --no-fund
 	touch $@
 
 web-build: $(WEB_DIST)
