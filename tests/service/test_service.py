@@ -142,6 +142,29 @@ def test_scrub_secrets() -> None:
     assert doc["nodes"][0]["config"]["api_key"] == "sk-1"
 
 
+def test_scrub_secrets_in_mcp_servers_keeps_references() -> None:
+    settings = {
+        "mcp_servers": {
+            "gh": {"command": "gh-mcp", "env": {"GITHUB_TOKEN": "ghp_literal", "REF": "${GITHUB_TOKEN}"}},
+            "web": {
+                "url": "https://mcp.example.com/mcp",
+                "headers": {
+                    "Authorization": "Bearer ${WEB_TOKEN}",
+                    "X-Api-Key": "k-literal",
+                    "Cookie": "s=1",
+                },
+            },
+        }
+    }
+    clean = scrub_secrets(settings)["mcp_servers"]
+    assert clean["gh"]["env"] == {"GITHUB_TOKEN": "********", "REF": "${GITHUB_TOKEN}"}
+    assert clean["web"]["headers"] == {
+        "Authorization": "Bearer ${WEB_TOKEN}",
+        "X-Api-Key": "********",
+        "Cookie": "********",
+    }
+
+
 async def test_cancel_flag_in_the_database_reaches_the_run(settings: Settings) -> None:
     s = await Services.open(settings)
     try:

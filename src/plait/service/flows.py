@@ -21,7 +21,11 @@ from plait.store import Store
 from plait.store.models import FlowRow, FlowVersion
 
 FLOW_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}$")
-SECRET_KEY_RE = re.compile(r"(api[_-]?key|secret|password|passwd|token|authorization|credential)", re.I)
+SECRET_KEY_RE = re.compile(
+    r"(api[_-]?key|secret|password|passwd|token|authorization|credential|cookie)", re.I
+)
+# References to secrets, not secrets: `{{env.X}}` templates and MCP server `${NAME}` placeholders.
+SECRET_REF_RE = re.compile(r"\{\{|\$\{[A-Za-z_][A-Za-z0-9_]*\}")
 REDACTED = "********"
 
 
@@ -46,11 +50,17 @@ def problems_of(document: dict[str, Any]) -> list[dict[str, Any]]:
 
 def scrub_secrets(value: Any) -> Any:
     """Replace literal secret values (keys named like api_key, token, password...) with a marker.
-    Templates (`{{env.X}}`) are references, not secrets, and are kept."""
+    References (`{{env.X}}` templates, `${NAME}` in MCP server headers/env) are kept."""
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():
-            if isinstance(k, str) and SECRET_KEY_RE.search(k) and isinstance(v, str) and v and "{{" not in v:
+            if (
+                isinstance(k, str)
+                and SECRET_KEY_RE.search(k)
+                and isinstance(v, str)
+                and v
+                and not SECRET_REF_RE.search(v)
+            ):
                 out[k] = REDACTED
             else:
                 out[k] = scrub_secrets(v)
