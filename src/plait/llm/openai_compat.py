@@ -113,8 +113,8 @@ def to_openai_messages(messages: list[Message]) -> list[dict[str, Any]]:
         if m.role == "tool":
             item["tool_call_id"] = m.tool_call_id
             item["content"] = m.content or ""
-        elif m.content is None and m.role != "assistant":
-            item["content"] = ""
+        elif m.content is None:
+            item["content"] = ""  # llama.cpp's server refuses null, even next to tool calls
         if m.name and m.role in ("user", "system"):
             item["name"] = m.name
         out.append(item)
