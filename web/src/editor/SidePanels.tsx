@@ -7,6 +7,7 @@ import type { RunSummary, VersionOut } from "../types";
 import { errorText, fmtDuration, fmtTime } from "../ui/format";
 
 export function runDurationMs(r: RunSummary): number | null {
+  if (typeof r.duration_ms === "number") return r.duration_ms;
   if (!r.started_at) return null;
   const end = r.finished_at ?? (r.status === "running" ? Date.now() / 1000 : null);
   return end ? (end - r.started_at) * 1000 : null;
@@ -53,8 +54,8 @@ export function RunsPanel({ flowId, refreshKey }: { flowId: string; refreshKey: 
                 </a>
               </td>
               <td>{fmtTime(r.created_at)}</td>
-              <td>{fmtDuration(runDurationMs(r))}</td>
-              <td>{tokensOf(r.usage ?? r.tokens) || "—"}</td>
+              <td data-testid={`run-duration-${r.id}`}>{fmtDuration(runDurationMs(r))}</td>
+              <td data-testid={`run-tokens-${r.id}`}>{(typeof r.tokens === "number" ? r.tokens : tokensOf(r.usage)) || "—"}</td>
             </tr>
           ))}
         </tbody>

@@ -192,8 +192,9 @@ export function isActive(s: RunState): boolean {
 }
 
 /** Sum of the token counts in a usage record (`total_tokens`, else input + output). */
-export function tokensOf(usage: Record<string, any> | null | undefined): number {
-  if (!usage) return 0;
+export function tokensOf(usage: Record<string, any> | number | null | undefined): number {
+  if (typeof usage === "number") return usage;
+  if (!usage || typeof usage !== "object") return 0;
   if (typeof usage.total_tokens === "number") return usage.total_tokens;
   const i = Number(usage.input_tokens ?? usage.prompt_tokens ?? 0);
   const o = Number(usage.output_tokens ?? usage.completion_tokens ?? 0);
