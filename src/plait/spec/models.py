@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
+
+from plait.llm.chat import ModelSettings
 
 SCHEMA_ID = "plait/flow@1"
 DEFAULT_PORT_OUT = "out"
@@ -59,33 +61,13 @@ class GraphSpec(_Model):
     edges: list[EdgeSpec] = Field(default_factory=list)
 
 
-class DeciderSettings(_Model):
-    """The model that schedules an `edge_llm` flow (docs/edge-llm.md). The same fields as a model
-    node's config (`plait.llm.ModelSettings`), plus `instructions`."""
+class DeciderSettings(ModelSettings):
+    """The model that schedules an `edge_llm` flow (docs/edge-llm.md): a model node's settings
+    (provider, model, fallbacks, script...) plus `instructions`."""
 
-    provider: str = Field(
-        "openai", min_length=1, description="openai, anthropic, groq, ollama, scripted, or auto."
-    )
-    model: str = Field("", description="Model the provider serves, e.g. gpt-4o-mini.")
-    fallback_models: list[str] = Field(
-        default_factory=list, description="Tried in order on the same provider when a model does not exist."
-    )
     instructions: str | None = Field(
         None, description="Extra guidance appended to the decider's system prompt."
     )
-    temperature: float | None = Field(None, ge=0, le=2)
-    max_tokens: int | None = Field(None, ge=1, le=200_000)
-    script: list[Any] | None = Field(
-        None, description="With provider 'scripted': the replies to replay, one per decision (docs/llm.md)."
-    )
-
-    @model_validator(mode="after")
-    def _consistent(self) -> DeciderSettings:
-        if self.script is not None and self.provider not in ("scripted", "auto"):
-            raise ValueError("script is only used with provider 'scripted'; remove it or set provider")
-        if not self.model and self.provider not in ("scripted", "auto"):
-            raise ValueError(f"provider {self.provider!r} needs a model, e.g. gpt-4o-mini")
-        return self
 
 
 class Settings(_Model):
