@@ -108,6 +108,9 @@ export class FlowChannel {
   private runs = new Map<string, EventHandler>();
   private pending = new Map<string, { resolve: (m: any) => void; reject: (e: any) => void; onEvent?: EventHandler }>();
   private nextId = 1;
+  private lastSeq = new Map<string, number>();
+  /** Called for each watched run when the socket closes (the caller re-attaches elsewhere). */
+  onDrop: ((runId: string, lastSeq: number, onEvent: EventHandler) => void) | null = null;
 
   connect(timeoutMs = 2500): Promise<boolean> {
     if (this.ws?.readyState === WebSocket.OPEN) return Promise.resolve(true);
@@ -147,6 +150,10 @@ export class FlowChannel {
         const err = new Error("the flow channel closed");
         this.pending.forEach((p) => p.reject(err));
         this.pending.clear();
+        // runs still being watched continue over SSE from the last event seen
+        const orphans = [...this.runs.entries()];
+        this.runs.clear();
+        for (const [runId, h] of orphans) this.onDrop?.(runId, this.lastSeq.get(runId) ?? 0, h);
       };
       ws.onmessage = (m) => {
         let data: any;
@@ -179,6 +186,7 @@ export class FlowChannel {
     const runId = msg.run_id;
     if (typeof runId === "string") {
       const h = this.runs.get(runId);
+      if (typeof msg.seq === "number") this.lastSeq.set(runId, Math.max(this.lastSeq.get(runId) ?? 0, msg.seq));
       if (h && (typeof msg.seq === "number" || msg.type !== "error" || !msg.code)) h(msg);
       else if (h && msg.code === "stream_failed") h({ type: "stream_failed", run_id: runId, message: msg.message });
       if (msg.type === "run_finished" && msg.status !== "waiting") this.runs.delete(runId);
@@ -234,6 +242,12 @@ export class FlowChannel {
 
 /** `localStorage["plait.transport"] = "sse"` forces the SSE fallback (for tests and proxies
  * that do not pass WebSockets). */
+function closeWs(ch: FlowChannel, runId: string): void {
+  ch.unsubscribe(runId);
+  fallbacks.get(runId)?.abort();
+  fallbacks.delete(runId);
+}
+
 function wsAllowed(): boolean {
   try {
     return localStorage.getItem("plait.transport") !== "sse";
@@ -243,8 +257,20 @@ function wsAllowed(): boolean {
 }
 
 let shared: FlowChannel | null = null;
+const fallbacks = new Map<string, AbortController>();
 function channel(): FlowChannel {
-  return (shared ??= new FlowChannel());
+  if (!shared) {
+    shared = new FlowChannel();
+    shared.onDrop = (runId, after, onEvent) => {
+      // the run's Watch.close() aborts this too; the reducer ignores events it has seen
+      const abort = new AbortController();
+      fallbacks.set(runId, abort);
+      followRunSse(runId, onEvent, abort.signal, after)
+        .catch(() => undefined)
+        .finally(() => fallbacks.get(runId) === abort && fallbacks.delete(runId));
+    };
+  }
+  return shared;
 }
 
 /** A run being watched; `close()` stops watching (not the run). */
@@ -259,7 +285,7 @@ export async function startAndWatch(flowId: string, inputs: Record<string, any>,
   const ch = channel();
   if (wsAllowed() && (await ch.connect())) {
     const runId = await ch.run(flowId, inputs, version, onEvent);
-    return { runId, via: "ws", close: () => ch.unsubscribe(runId) };
+    return { runId, via: "ws", close: () => closeWs(ch, runId) };
   }
   const { id } = await api.startRun(flowId, inputs, version);
   return watchRun(id, onEvent, 0, false);
@@ -271,7 +297,7 @@ export async function watchRun(runId: string, onEvent: EventHandler, after = 0, 
   if (tryWs && wsAllowed() && (await ch.connect())) {
     try {
       await ch.subscribe(runId, after, onEvent);
-      return { runId, via: "ws", close: () => ch.unsubscribe(runId) };
+      return { runId, via: "ws", close: () => closeWs(ch, runId) };
     } catch {
       /* fall back to SSE */
     }
