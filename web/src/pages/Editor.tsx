@@ -6,7 +6,7 @@ import { FlowSettings, NodeInspector } from "../editor/Inspector";
 import { Palette } from "../editor/Palette";
 import { hasInputs, RunDialog } from "../editor/RunDialog";
 import { RunsPanel, VersionsPanel } from "../editor/SidePanels";
-import { startAndWatch, stopRun, type Watch } from "../live";
+import { startAndWatch, stopRun, watchRun, type Watch } from "../live";
 import { useNodeTypes } from "../nodeTypes";
 import { linkProps, paths } from "../router";
 import {
@@ -83,6 +83,7 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
   const watchRef = useRef<Watch | null>(null);
   const canvasRef = useRef<CanvasHandle>(null);
   const saving = useRef<Promise<void> | null>(null);
+  const runEpoch = useRef(0); // bumped by each Run: late events of an older watch are dropped
 
   const doc = hist?.present ?? null;
   const shownDoc = viewing?.document ?? doc;
@@ -100,6 +101,18 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
         setName(flow.name || flow.id);
         onName(flowId, flow.name || flow.id);
         setProblems(flow.problems ?? []);
+        // a run of this flow still going (the tab was closed mid-run): show it live again
+        api.listRuns(flowId).then(
+          async (runs) => {
+            const latest = runs[0];
+            const epoch = runEpoch.current;
+            if (!live || !latest || !["queued", "running", "waiting"].includes(latest.status)) return;
+            const w = await watchRun(latest.id, (raw) => runEpoch.current === epoch && dispatchRun({ kind: "event", raw }));
+            if (!live || runEpoch.current !== epoch) return w.close();
+            watchRef.current = w;
+          },
+          () => undefined,
+        );
       },
       (e) => {
         if (!live) return;
@@ -278,6 +291,7 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
   const startRun = useCallback(
     async (inputs: Record<string, any>) => {
       setRunProblems([]);
+      runEpoch.current += 1;
       await flush();
       watchRef.current?.close();
       dispatchRun({ kind: "reset", state: startingRun() });
