@@ -159,18 +159,18 @@ def _save_tx(
     conn.execute(_insert_node_run, row)
     if events:
         conn.execute(_insert_events, event_rows(run_id, events))
-    values: dict[str, Any] = {}
-    if events:
-        values["last_seq"] = events[-1].seq
+    # The run row changes only with the live context; `last_seq` rides along (the event log is
+    # what counts; `finish` sets it for good), so a node that sets no variable writes no run row.
     live = None
-    if context is not None:
-        values["context"] = context
-    elif var_changes:
+    if context is None and var_changes:
         stored = conn.execute(select(_runs.c.context).where(_runs.c.id == run_id)).scalar()
         live = dict((stored or {}).get("vars") or {}) if isinstance(stored, dict) else {}
         live.update(var_changes)
-        values["context"] = {"vars": live}
-    if values:
+        context = {"vars": live}
+    if context is not None:
+        values: dict[str, Any] = {"context": context}
+        if events:
+            values["last_seq"] = events[-1].seq
         conn.execute(update(_runs).where(_runs.c.id == run_id).values(values))
     return live
 
@@ -416,7 +416,7 @@ def _raw_save(
         live = dict(parsed.get("vars") or {}) if isinstance(parsed, dict) else {}
         live.update(var_changes)
         context = {"vars": live}
-    if events or context is not None:
+    if context is not None:  # see _save_tx
         db.execute(
             _SQL_SAVE_RUN,
             {"run_id": run_id, "last_seq": events[-1].seq if events else None, "context": _j(context)},
