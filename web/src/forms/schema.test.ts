@@ -40,6 +40,9 @@ describe("form generation from JSON Schema", () => {
   it("masks secret fields and maps every builtin type without throwing", () => {
     const fs = describeSchema({ type: "object", properties: { api_key: { type: "string" }, password: { type: "string", format: "password" }, name: { type: "string" } } });
     expect(fs.map((f) => f.kind)).toEqual(["secret", "secret", "string"]);
+    // Counts named like secrets stay numbers (an llm node's optional max_tokens).
+    const counts = describeSchema({ type: "object", properties: { max_tokens: { anyOf: [{ type: "integer", minimum: 1 }, { type: "null" }] } } });
+    expect(counts.map((f) => [f.kind, f.nullable])).toEqual([["integer", true]]);
     for (const t of types as NodeType[]) expect(() => describeSchema(t.config_schema)).not.toThrow();
   });
 
