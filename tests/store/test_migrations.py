@@ -85,7 +85,8 @@ async def test_downgrade_to_base_and_upgrade_again(db_url: str) -> None:
     assert await _tables(db_url) == EXPECTED_TABLES | {"alembic_version"}
 
 
-async def test_upgrade_0001_to_0002_keeps_components_as_shared(db_url: str, box: object) -> None:
+async def _upgrade_with_data(db_url: str, before: str, insert: str, after: str) -> None:
+    """Migrate to `before`, insert a row the old way, then migrate to `after`."""
     engine = create_engine_from_url(db_url)
 
     def upgrade(conn: object, target: str) -> None:
@@ -95,18 +96,23 @@ async def test_upgrade_0001_to_0002_keeps_components_as_shared(db_url: str, box:
 
     try:
         async with engine.connect() as conn:
-            await conn.run_sync(upgrade, "0001")
-            await conn.execute(
-                text(
-                    "INSERT INTO components (id, name, kind, description, code, spec, version,"
-                    " created_at, updated_at) VALUES ('c1', 'Upper', 'node', 'd', 'code', '{}', 3, 1.0, 2.0)"
-                )
-            )
+            await conn.run_sync(upgrade, before)
+            await conn.execute(text(insert))
             await conn.commit()
-            await conn.run_sync(upgrade, "0002")
+            await conn.run_sync(upgrade, after)
             await conn.commit()
     finally:
         await engine.dispose()
+
+
+async def test_upgrade_0001_to_0002_keeps_components_as_shared(db_url: str, box: object) -> None:
+    await _upgrade_with_data(
+        db_url,
+        "0001",
+        "INSERT INTO components (id, name, kind, description, code, spec, version,"
+        " created_at, updated_at) VALUES ('c1', 'Upper', 'node', 'd', 'code', '{}', 3, 1.0, 2.0)",
+        "0002",
+    )
     assert await current_revision(db_url) == "0002"
     store = await Store.open(db_url, box=box)  # type: ignore[arg-type]
     try:
@@ -121,27 +127,13 @@ async def test_upgrade_0001_to_0002_keeps_components_as_shared(db_url: str, box:
 
 
 async def test_upgrade_0002_to_0003_keeps_runs_without_a_document(db_url: str, box: object) -> None:
-    engine = create_engine_from_url(db_url)
-
-    def upgrade(conn: object, target: str) -> None:
-        cfg = alembic_config()
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, target)
-
-    try:
-        async with engine.connect() as conn:
-            await conn.run_sync(upgrade, "0002")
-            await conn.execute(
-                text(
-                    "INSERT INTO runs (id, flow_id, status, inputs, variables, cancel_requested,"
-                    " created_at, last_seq) VALUES ('r1', 'f', 'waiting', '{}', '{}', false, 1.0, 4)"
-                )
-            )
-            await conn.commit()
-            await conn.run_sync(upgrade, "0003")
-            await conn.commit()
-    finally:
-        await engine.dispose()
+    await _upgrade_with_data(
+        db_url,
+        "0002",
+        "INSERT INTO runs (id, flow_id, status, inputs, variables, cancel_requested,"
+        " created_at, last_seq) VALUES ('r1', 'f', 'waiting', '{}', '{}', false, 1.0, 4)",
+        "0003",
+    )
     store = await Store.open(db_url, box=box)  # type: ignore[arg-type]
     try:
         row = await store.runs.get("r1")
