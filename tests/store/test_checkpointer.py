@@ -1,13 +1,17 @@
 from __future__ import annotations
 
+import asyncio
 import os
+import sqlite3
 import time
+from collections.abc import AsyncIterator
 
 import pytest
 
 from plait.engine.checkpoint import Checkpointer, NodeDelta, RunRecord
 from plait.engine.events import Event
 from plait.store import SqlCheckpointer, Store
+from plait.store.db import sqlite_path
 
 
 def _events(run_id: str, start: int, n: int, node: str | None = None) -> list[Event]:
@@ -253,3 +257,80 @@ async def test_save_latency(
     with capsys.disabled():
         print(f"\n  SqlCheckpointer.save on {backend} ({mode}): {us:.0f} us per save (n={n})")
     assert us < 100_000
+
+
+@pytest.fixture
+async def sqlite_writer(store: Store, backend: str) -> AsyncIterator[SqlCheckpointer]:
+    if backend != "sqlite":
+        pytest.skip("the writer thread is SQLite-only")
+    cp = SqlCheckpointer(store.sessionmaker, sqlite_writer_thread=True)
+    try:
+        yield cp
+    finally:
+        await cp.close()
+
+
+async def test_a_run_alone_writes_on_its_own_thread(sqlite_writer: SqlCheckpointer, store: Store) -> None:
+    """Nothing to group-commit with: every write runs inline and the writer thread never starts."""
+    await sqlite_writer.create_run("r1", "f")
+    await sqlite_writer.begin(RunRecord("r1", "f", {}, {}, 1.0), [Event(1, "run_started", "r1", 1.0)])
+    await sqlite_writer.save(
+        "r1", NodeDelta("a", "ok", 1, vars={"v": 1}), [Event(2, "node_finished", "r1", 2.0)]
+    )
+    await sqlite_writer.finish("r1", "completed", {"v": 1}, None, [Event(3, "run_finished", "r1", 3.0)])
+    assert sqlite_writer._writer is not None and sqlite_writer._writer._thread is None
+    row = await store.runs.get("r1")
+    assert (row.status, row.outputs, row.last_seq, row.context) == (
+        "completed",
+        {"v": 1},
+        3,
+        {"vars": {"v": 1}},
+    )
+
+
+async def test_concurrent_runs_share_the_writer_thread(sqlite_writer: SqlCheckpointer, store: Store) -> None:
+    """Once a second run is active, writes go through the writer thread (group commits)."""
+    runs = [f"r{i}" for i in range(4)]
+    for run_id in runs:
+        await sqlite_writer.begin(RunRecord(run_id, "f", {}, {}, 1.0), [Event(1, "run_started", run_id, 1.0)])
+
+    async def steps(run_id: str) -> None:
+        for i in range(5):
+            event = Event(i + 2, "node_finished", run_id, 2.0 + i)
+            await sqlite_writer.save(run_id, NodeDelta(f"n{i}", "ok", i, vars={"i": i}), [event])
+        await sqlite_writer.finish(
+            run_id, "completed", {"i": 4}, None, [Event(7, "run_finished", run_id, 9.0)]
+        )
+
+    await asyncio.gather(*(steps(run_id) for run_id in runs))
+    assert sqlite_writer._writer is not None and sqlite_writer._writer._thread is not None
+    for run_id in runs:
+        cp = await sqlite_writer.load(run_id)
+        assert cp is not None and [e.seq for e in cp.events] == list(range(1, 8))
+        assert (await store.runs.get(run_id)).context == {"vars": {"i": 4}}
+
+
+async def test_a_foreign_write_lock_queues_the_write_and_the_loop_keeps_running(
+    sqlite_writer: SqlCheckpointer, store: Store
+) -> None:
+    """Another connection holds SQLite's write lock: the inline write must not wait on the event
+    loop thread; it is queued to the writer thread and lands once the lock is released."""
+    await sqlite_writer.begin(RunRecord("r1", "f", {}, {}, 1.0), [Event(1, "run_started", "r1", 1.0)])
+    path = sqlite_path(store.engine.url)
+    assert path is not None
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        save = asyncio.create_task(
+            sqlite_writer.save("r1", NodeDelta("a", "ok", 1), [Event(2, "node_finished", "r1", 2.0)])
+        )
+        started = time.monotonic()
+        for _ in range(20):  # the loop stays responsive while the save waits (busy timeout: 30 s)
+            await asyncio.sleep(0.01)
+        assert time.monotonic() - started < 3 and not save.done()
+        other.execute("COMMIT")
+    finally:
+        other.close()
+    await asyncio.wait_for(save, 10)
+    cp = await sqlite_writer.load("r1")
+    assert cp is not None and [d.node_id for d in cp.deltas] == ["a"]

@@ -456,7 +456,13 @@ class _SqliteWriter:
     the busy timeout), each inside its own SAVEPOINT so that a failing call is rolled back alone
     and raises to its caller only. Callers are answered after the COMMIT returned: every call is
     durable when it returns, as with one transaction per call, but concurrent runs share the
-    commit (and its fsync) instead of queueing one fsync each."""
+    commit (and its fsync) instead of queueing one fsync each.
+
+    A call made by a run that is alone (the checkpointer's count of active runs) while no other
+    call is in flight runs on the caller's thread instead, as a synchronous saver would: the hand-off to the
+    thread and back costs more than the SQL. It never waits: when the connection is busy or
+    another connection holds SQLite's write lock, the call is queued as usual (waiting on the event
+    loop thread could deadlock with an aiosqlite transaction that needs the loop to commit)."""
 
     MAX_BATCH = 256
 
@@ -464,15 +470,45 @@ class _SqliteWriter:
         self.path = path
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._db: sqlite3.Connection | None = None
-        self._thread: threading.Thread | None = None  # started by the first call
+        self._busy_ms = 0
+        self._in_flight = 0  # queued calls not answered yet (event loop thread only)
+        self._lock = threading.Lock()  # held while the connection runs a batch or an inline call
+        self._thread: threading.Thread | None = None  # started by the first queued call
         self._closed = False
 
     def _connection(self) -> sqlite3.Connection:
         if self._db is None:
             db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             apply_sqlite_pragmas(db)
+            self._busy_ms = int(db.execute("PRAGMA busy_timeout").fetchone()[0])
             self._db = db
         return self._db
+
+    def _try_inline(self, fn: Any, args: tuple[Any, ...]) -> tuple[bool, Any]:
+        """(True, result) if the call ran and committed here; (False, None) if it must be queued."""
+        if not self._lock.acquire(blocking=False):
+            return False, None
+        try:
+            if not self._queue.empty():
+                return False, None
+            db = self._connection()
+            db.execute("PRAGMA busy_timeout=0")
+            try:
+                db.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError:  # another connection writes: queue the call
+                return False, None
+            finally:
+                db.execute(f"PRAGMA busy_timeout={self._busy_ms}")
+            try:
+                result = fn(db, *args)
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+            return True, result
+        finally:
+            self._lock.release()
 
     def _loop(self) -> None:
         while True:
@@ -490,7 +526,8 @@ class _SqliteWriter:
                     stop = True
                     break
                 batch.append(job)
-            self._run_batch(batch)
+            with self._lock:
+                self._run_batch(batch)
             if stop:
                 break
         if self._db is not None:
@@ -530,16 +567,26 @@ class _SqliteWriter:
             except RuntimeError:  # the caller's loop is closed
                 pass
 
-    async def run(self, fn: Any, *args: Any) -> Any:
+    async def run(self, fn: Any, *args: Any, alone: bool = False) -> Any:
+        """Run `fn(connection, *args)` in a committed transaction. `alone`: the caller knows of no
+        other writer here (one active run); with no call in flight either, it runs inline."""
         if self._closed:
             raise RuntimeError("the SQLite writer is closed")
+        if alone and self._in_flight == 0:  # nothing to group this call with
+            done, result = self._try_inline(fn, args)
+            if done:
+                return result
         if self._thread is None:
             self._thread = threading.Thread(target=self._loop, name="plait-sqlite-writer", daemon=True)
             self._thread.start()
         loop = asyncio.get_running_loop()
         future = loop.create_future()
-        self._queue.put((fn, args, loop, future))
-        return await future
+        self._in_flight += 1
+        try:
+            self._queue.put((fn, args, loop, future))
+            return await future
+        finally:
+            self._in_flight -= 1
 
     async def close(self) -> None:
         self._closed = True
@@ -579,6 +626,7 @@ class SqlCheckpointer:
             engine = bind
         self.engine = engine
         self._vars: dict[str, dict[str, Any]] = {}
+        self._active: set[str] = set()  # runs created or begun here and not finished (`_alone`)
         self._writer: _SqliteWriter | None = None
         path = sqlite_path(engine.url) if engine.dialect.name == "sqlite" else None
         if sqlite_writer_thread and path is not None:
@@ -588,6 +636,14 @@ class SqlCheckpointer:
         if self._writer is not None:
             writer, self._writer = self._writer, None
             await writer.close()
+
+    def _alone(self, run_id: str, *, starting: bool = False) -> bool:
+        """True when no run but `run_id` is active here: its writes have nothing to be
+        group-committed with. Runs count from `create_run`/`begin` (`starting`) until `finish`
+        or `forget`."""
+        if starting:
+            self._active.add(run_id)
+        return self._active <= {run_id}
 
     async def _tx(self, fn: Any, *args: Any) -> Any:
         async with self.engine.begin() as conn:
@@ -600,7 +656,9 @@ class SqlCheckpointer:
         Existing rows keep their created_at, started_at and live context."""
         now = time.time()
         if self._writer is not None:
-            context = await self._writer.run(_raw_begin, record, events, now)
+            context = await self._writer.run(
+                _raw_begin, record, events, now, alone=self._alone(record.run_id, starting=True)
+            )
         else:
             context = await self._tx(_begin_tx, record, events, now)
         live = context.get("vars") if isinstance(context, dict) else None
@@ -615,7 +673,9 @@ class SqlCheckpointer:
                 merged = {**live, **delta.vars}
                 context = {"vars": merged}
         if self._writer is not None:
-            written = await self._writer.run(_raw_save, run_id, row, events, context, delta.vars)
+            written = await self._writer.run(
+                _raw_save, run_id, row, events, context, delta.vars, alone=self._alone(run_id)
+            )
         else:
             written = await self._tx(_save_tx, run_id, row, events, context, delta.vars)
         if merged is not None or written is not None:
@@ -625,7 +685,7 @@ class SqlCheckpointer:
         """One edge-LLM decision into `decisions` (served by GET /runs/{id}/decisions), with its events."""
         row = decision_row(run_id, decision, time.time())
         if self._writer is not None:
-            await self._writer.run(_raw_decision, run_id, row, events)
+            await self._writer.run(_raw_decision, run_id, row, events, alone=self._alone(run_id))
         else:
             await self._tx(_decision_tx, run_id, row, events)
 
@@ -652,10 +712,11 @@ class SqlCheckpointer:
                     values["usage"] = e.data["usage"]
                     break
         if self._writer is not None:
-            await self._writer.run(_raw_finish, run_id, values, events)
+            await self._writer.run(_raw_finish, run_id, values, events, alone=self._alone(run_id))
         else:
             await self._tx(_finish_tx, run_id, values, events)
         self._vars.pop(run_id, None)
+        self._active.discard(run_id)
 
     async def load(self, run_id: str) -> Checkpoint | None:
         async with self.engine.connect() as conn:
@@ -735,16 +796,17 @@ class SqlCheckpointer:
             document,
         )
         if self._writer is not None:
-            await self._writer.run(_raw_create_run, values)
+            await self._writer.run(_raw_create_run, values, alone=self._alone(run_id, starting=True))
         else:
             await self._tx(_create_run_tx, values)
 
     async def release_lease(self, run_id: str, owner: str) -> bool:
         """As `RunRepo.release_lease`."""
         if self._writer is not None:
-            return bool(await self._writer.run(_raw_release_lease, run_id, owner))
+            return bool(await self._writer.run(_raw_release_lease, run_id, owner, alone=self._alone(run_id)))
         return bool(await self._tx(_release_lease_tx, run_id, owner))
 
     def forget(self, run_id: str) -> None:
         """Drop the cached variables of a run this process no longer owns."""
         self._vars.pop(run_id, None)
+        self._active.discard(run_id)
