@@ -44,6 +44,7 @@ Residual risks
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import os
 import re
@@ -51,6 +52,7 @@ import socket
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from http.cookiejar import CookieJar, DefaultCookiePolicy
+from types import ModuleType
 from typing import Any, overload
 
 import anyio
@@ -408,50 +410,64 @@ async def acheck_url(url: str | httpx.URL, allow: Sequence[str] | None = None) -
 # --------------------------------------------------------------------------- httpx integration
 
 
-class GuardedNetworkBackend(httpcore.AsyncNetworkBackend):
-    """httpcore backend that resolves, checks and then connects to the checked address (pinned)."""
+@functools.cache
+def guarded_backend_class(core: ModuleType) -> type[Any]:
+    """The guarded network backend for an httpcore-compatible module: `httpcore` (httpx) or
+    `httpcore2` (httpx2, which the `mcp`, `openai` and `anthropic` SDKs use). One definition, so
+    both HTTP stacks enforce the same policy the same way."""
 
-    def __init__(self, allow: Allowlist, inner: httpcore.AsyncNetworkBackend | None = None) -> None:
-        self.allow = allow
-        self._inner = inner if inner is not None else httpcore.AnyIOBackend()
+    class Backend(core.AsyncNetworkBackend):  # type: ignore[name-defined,misc]
+        """Network backend that resolves, checks and then connects to the checked address (pinned)."""
 
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        try:
-            with anyio.fail_after(timeout):
-                addresses = await aresolve(host, port)
-        except TimeoutError:
-            raise httpcore.ConnectTimeout(f"resolving {host} timed out") from None
-        except OSError as exc:
-            raise httpcore.ConnectError(f"could not resolve host {host!r}: {exc}") from None
-        last: Exception | None = None
-        for addr in check_addresses(host, port, addresses, self.allow):
+        def __init__(self, allow: Allowlist, inner: Any = None) -> None:
+            self.allow = allow
+            self._inner = inner if inner is not None else core.AnyIOBackend()
+
+        async def connect_tcp(
+            self,
+            host: str,
+            port: int,
+            timeout: float | None = None,
+            local_address: str | None = None,
+            socket_options: Iterable[Any] | None = None,
+        ) -> Any:
             try:
-                return await self._inner.connect_tcp(
-                    str(addr),
-                    port,
-                    timeout=timeout,
-                    local_address=local_address,
-                    socket_options=socket_options,
-                )
-            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
-                last = exc
-        assert last is not None
-        raise last
+                with anyio.fail_after(timeout):
+                    addresses = await aresolve(host, port)
+            except TimeoutError:
+                raise core.ConnectTimeout(f"resolving {host} timed out") from None
+            except OSError as exc:
+                raise core.ConnectError(f"could not resolve host {host!r}: {exc}") from None
+            last: Exception | None = None
+            for addr in check_addresses(host, port, addresses, self.allow):
+                try:
+                    return await self._inner.connect_tcp(
+                        str(addr),
+                        port,
+                        timeout=timeout,
+                        local_address=local_address,
+                        socket_options=socket_options,
+                    )
+                except (core.ConnectError, core.ConnectTimeout) as exc:
+                    last = exc
+            assert last is not None
+            raise last
 
-    async def connect_unix_socket(
-        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
-    ) -> httpcore.AsyncNetworkStream:
-        raise BlockedURLError("blocked request: unix sockets are not allowed", reason="scheme")
+        async def connect_unix_socket(
+            self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+        ) -> Any:
+            raise BlockedURLError("blocked request: unix sockets are not allowed", reason="scheme")
 
-    async def sleep(self, seconds: float) -> None:
-        await self._inner.sleep(seconds)
+        async def sleep(self, seconds: float) -> None:
+            await self._inner.sleep(seconds)
+
+    suffix = "" if core is httpcore else f"_{core.__name__}"
+    Backend.__name__ = Backend.__qualname__ = f"GuardedNetworkBackend{suffix}"
+    Backend.__module__ = __name__
+    return Backend
+
+
+GuardedNetworkBackend = guarded_backend_class(httpcore)
 
 
 class GuardedTransport(httpx.AsyncHTTPTransport):

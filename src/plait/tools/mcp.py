@@ -39,12 +39,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from plait.net.guard import (
-    Allowlist,
     BlockedURLError,
     acheck_url,
     allowlist_from_env,
-    aresolve,
-    check_addresses,
+    guarded_backend_class,
 )
 from plait.tools.base import Tool, ToolCallContext, ToolError
 
@@ -306,48 +304,9 @@ class _Connection:
             self.errlog.close()
 
 
-class _PinnedBackend(httpcore2.AsyncNetworkBackend):
-    """httpcore2 twin of `plait.net.guard.GuardedNetworkBackend` (the MCP SDK uses httpx2): resolve,
-    check every address against the SSRF policy, connect to a checked address (no re-resolution)."""
-
-    def __init__(self, allow: Allowlist) -> None:
-        self.allow = allow
-        self._inner = httpcore2.AnyIOBackend()
-
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Any = None,
-    ) -> Any:
-        try:
-            addresses = await aresolve(host, port)
-        except OSError as exc:
-            raise httpcore2.ConnectError(f"could not resolve host {host!r}: {exc}") from None
-        last: Exception | None = None
-        for addr in check_addresses(host, port, addresses, self.allow):
-            try:
-                return await self._inner.connect_tcp(
-                    str(addr),
-                    port,
-                    timeout=timeout,
-                    local_address=local_address,
-                    socket_options=socket_options,
-                )
-            except (httpcore2.ConnectError, httpcore2.ConnectTimeout) as exc:
-                last = exc
-        assert last is not None
-        raise last
-
-    async def connect_unix_socket(
-        self, path: str, timeout: float | None = None, socket_options: Any = None
-    ) -> Any:
-        raise BlockedURLError("blocked request: unix sockets are not allowed", reason="scheme")
-
-    async def sleep(self, seconds: float) -> None:
-        await self._inner.sleep(seconds)
+# The SSRF guard's backend for httpcore2 (the MCP SDK uses httpx2): resolve, check every address,
+# connect to a checked address (no re-resolution).
+_PinnedBackend = guarded_backend_class(httpcore2)
 
 
 class _WatchingTransport(httpx2.AsyncBaseTransport):
