@@ -76,7 +76,7 @@ def test_registered():
 def test_only_arguments_hold_references():
     cfg = CodeConfig(code="def main(x):\n    return {'a': f'{{x}}'}\n", arguments={"x": "{{start.name}}"})
     assert CodeNode.reference_texts(cfg) == [("arguments", {"x": "{{start.name}}"})]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="argument names must be Python identifiers: 'not valid'"):
         CodeConfig(code="def main(): pass", arguments={"not valid": 1})
 
 
@@ -132,6 +132,15 @@ async def test_user_error_shows_the_user_traceback_only():
     assert 'File "<code>", line 4, in main' in message
     assert "decoder.py" not in message and "child.py" not in message and "/work/" not in message
     assert err.value.retryable is False
+
+
+async def test_error_ends_with_the_tail_of_stderr():
+    code = "import sys\ndef main():\n    for i in range(30):\n        print('line', i, file=sys.stderr)\n    1 / 0\n"
+    with pytest.raises(NodeError) as err:
+        await node(code=code).run(CTX)
+    head, _, tail = err.value.message.partition("\n--- stderr (last lines) ---\n")
+    assert head.startswith("ZeroDivisionError") and 'File "<code>", line 5, in main' in head
+    assert tail.splitlines() == [f"line {i}" for i in range(10, 30)]
 
 
 async def test_timeout_is_a_non_retryable_error():

@@ -17,8 +17,15 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from plait.nodes.base import Node, NodeContext, NodeError
+from plait.nodes.builtin._sandboxed import (
+    MemoryMB,
+    NetworkAccess,
+    TimeoutSeconds,
+    check_identifiers,
+    sandbox_node_error,
+)
 from plait.nodes.registry import register
-from plait.sandbox import Limits, SandboxPool, SandboxResult, default_pool
+from plait.sandbox import Limits, SandboxPool, default_pool
 
 OutputType = Literal["string", "number", "integer", "boolean", "object", "array", "any"]
 
@@ -50,16 +57,14 @@ class CodeConfig(BaseModel):
         description="Declared outputs (name -> type), checked after the call. A non-dict return value "
         "is given as {'result': value}, or under the only declared name.",
     )
-    timeout_s: float = Field(10.0, gt=0, le=600, description="Wall-clock limit of one call.")
-    memory_mb: int = Field(256, ge=32, le=16384, description="Address-space limit of the process.")
-    network: bool = Field(False, description="Allow network access (off by default).")
+    timeout_s: TimeoutSeconds = 10.0
+    memory_mb: MemoryMB = 256
+    network: NetworkAccess = False
 
     @field_validator("arguments")
     @classmethod
     def _identifiers(cls, value: dict[str, Any]) -> dict[str, Any]:
-        bad = [k for k in value if not k.isidentifier()]
-        if bad:
-            raise ValueError(f"argument names must be Python identifiers: {', '.join(map(repr, bad))}")
+        check_identifiers(value, "argument")
         return value
 
 
@@ -90,19 +95,14 @@ class CodeNode(Node):
             network=cfg.network,
         )
         if not result.ok:
-            raise _error(result)
+            raise sandbox_node_error(
+                result.error or "the code failed",
+                error_kind=result.error_kind,
+                traceback_lines=result.traceback_lines,
+                stderr=result.stderr,
+                hints=_HINTS,
+            )
         return shape_outputs(result.value, cfg.outputs)
-
-
-def _error(result: SandboxResult) -> NodeError:
-    message = result.error or "the code failed"
-    if result.traceback_lines:
-        message += "\n" + "\n".join(result.traceback_lines)
-    stderr = result.stderr.strip()
-    if stderr:
-        message += "\n--- stderr (last lines) ---\n" + "\n".join(stderr.splitlines()[-20:])
-    retryable = result.error_kind == "internal"  # sandbox trouble, not the user's code
-    return NodeError(message, hint=_HINTS.get(result.error_kind or ""), retryable=retryable)
 
 
 def _type_ok(value: Any, expected: str) -> bool:

@@ -25,6 +25,13 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from plait.nodes.base import Node, NodeContext, NodeError
+from plait.nodes.builtin._sandboxed import (
+    MemoryMB,
+    NetworkAccess,
+    TimeoutSeconds,
+    check_identifiers,
+    sandbox_node_error,
+)
 from plait.nodes.registry import register, registry
 from plait.sandbox import Limits, SandboxPool, default_pool
 from plait.sandbox.components import CLASS_NAME_RE, MAX_CLASS_NAME, run_component
@@ -107,16 +114,14 @@ class ComponentConfig(BaseModel):
         default_factory=dict,
         description="The component's inputs; values are templates/references, e.g. '{{start.text}}'.",
     )
-    timeout_s: float = Field(10.0, gt=0, le=600, description="Wall-clock limit of one call.")
-    memory_mb: int = Field(256, ge=32, le=16384, description="Address-space limit of the process.")
-    network: bool = Field(False, description="Allow network access (off by default).")
+    timeout_s: TimeoutSeconds = 10.0
+    memory_mb: MemoryMB = 256
+    network: NetworkAccess = False
 
     @field_validator("inputs")
     @classmethod
     def _identifiers(cls, value: dict[str, Any]) -> dict[str, Any]:
-        bad = [k for k in value if not k.isidentifier()]
-        if bad:
-            raise ValueError(f"input names must be Python identifiers: {', '.join(map(repr, bad))}")
+        check_identifiers(value, "input")
         return value
 
 
@@ -154,16 +159,12 @@ class ComponentNode(Node):
         )
         if outcome.ok:
             return outcome.outputs
-        message = f"component {class_name}: {outcome.error}"
-        if outcome.traceback_lines:
-            message += "\n" + "\n".join(outcome.traceback_lines)
-        stderr = outcome.stderr.strip()
-        if stderr:
-            message += "\n--- stderr (last lines) ---\n" + "\n".join(stderr.splitlines()[-20:])
-        raise NodeError(
-            message,
-            hint=_HINTS.get(outcome.error_kind or ""),
-            retryable=outcome.error_kind == "internal",
+        raise sandbox_node_error(
+            f"component {class_name}: {outcome.error}",
+            error_kind=outcome.error_kind,
+            traceback_lines=outcome.traceback_lines,
+            stderr=outcome.stderr,
+            hints=_HINTS,
         )
 
 
