@@ -290,7 +290,9 @@ def test_stop_a_long_run(page: Any, live_server: LiveServer) -> None:
     )
     assert time.monotonic() - started < 10
     latest_run(live_server, "slow", ("cancelled",))
-    assert node_status(page, "done") != "ok"
+    # the stopped node and the node the run never reached are dimmed
+    wait_node_status(page, "wait", "cancelled")
+    assert node_status(page, "done") == "unreached"
 
 
 def test_complete_a_human_task_through_its_page(page: Any, live_server: LiveServer) -> None:

@@ -4,7 +4,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { reduceAll, startingRun } from "../state/run";
 import types from "../test/node-types.fixture.json";
 import type { FlowDocument, NodeType } from "../types";
-import FlowCanvas from "./FlowCanvas";
+import FlowCanvas, { nodeStatus } from "./FlowCanvas";
 
 (globalThis as any).IS_REACT_ACT_ENVIRONMENT = true;
 const byName = new Map((types as NodeType[]).map((t) => [t.name, t]));
@@ -76,5 +76,23 @@ describe("FlowCanvas", () => {
     expect(q("handle-route-in-in")).not.toBeNull();
     expect(q("handle-start-in-in")).toBeNull(); // a trigger has no input
     expect(q("node-bill")!.className).toContain("selected");
+  });
+
+  it("dims the nodes a cancelled or failed run never reached, not those of a running one", () => {
+    const events = [
+      { seq: 1, type: "node_started", run_id: "r", node_id: "start" },
+      { seq: 2, type: "node_finished", run_id: "r", node_id: "start", ok: true, output: {} },
+      { seq: 3, type: "node_started", run_id: "r", node_id: "route" },
+    ];
+    const running = reduceAll(startingRun(), events);
+    expect(nodeStatus(running, "bill")).toBe("pending");
+    for (const status of ["cancelled", "failed"]) {
+      const stopped = reduceAll(startingRun(), [...events, { seq: 4, type: "run_finished", run_id: "r", status }]);
+      expect(nodeStatus(stopped, "start")).toBe("ok");
+      expect(nodeStatus(stopped, "route")).toBe(status === "cancelled" ? "cancelled" : "error");
+      expect(nodeStatus(stopped, "bill")).toBe("unreached");
+    }
+    const completed = reduceAll(startingRun(), [...events, { seq: 4, type: "run_finished", run_id: "r", status: "completed" }]);
+    expect(nodeStatus(completed, "bill")).toBe("idle");
   });
 });

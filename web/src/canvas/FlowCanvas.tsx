@@ -133,7 +133,7 @@ const PlaitNode = memo(function PlaitNode({ id, data, selected }: NodeProps<Plai
 });
 
 const nodeTypes = { plait: PlaitNode };
-const MINIMAP_COLORS: Record<string, string> = { running: "#1c7ed6", ok: "#2f9e44", error: "#e03131", waiting: "#f08c00", skipped: "#e9ecef", cancelled: "#e9ecef" };
+const MINIMAP_COLORS: Record<string, string> = { running: "#1c7ed6", ok: "#2f9e44", error: "#e03131", waiting: "#f08c00", skipped: "#e9ecef", cancelled: "#e9ecef", unreached: "#e9ecef" };
 const minimapColor = (n: Node) => MINIMAP_COLORS[(n.data as PlaitNodeData).status] ?? ((n.data as PlaitNodeData).problems.length ? "#ffc9c9" : "#ced4da");
 const EMPTY: string[] = [];
 const DELETE_KEYS = ["Delete", "Backspace"];
@@ -142,9 +142,14 @@ function sameList(a: string[], b: string[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
-function nodeStatus(run: RunState | null | undefined, id: string): string {
+/** A node the run has no event for is `pending` while the run goes on and `unreached` (dimmed)
+ * once a cancelled or failed run has stopped short of it. */
+export function nodeStatus(run: RunState | null | undefined, id: string): string {
   if (!run || run.status === "idle") return "idle";
-  return run.nodes[id]?.status ?? (run.status === "starting" || run.status === "running" || run.status === "queued" ? "pending" : "idle");
+  const known = run.nodes[id]?.status;
+  if (known) return known;
+  if (run.status === "starting" || run.status === "running" || run.status === "queued") return "pending";
+  return run.status === "cancelled" || run.status === "failed" ? "unreached" : "idle";
 }
 
 function FlowCanvasInner(props: FlowCanvasProps) {
@@ -235,7 +240,8 @@ function FlowCanvasInner(props: FlowCanvasProps) {
       doc.edges.map((e) => {
         const key = edgeKey(e);
         const isFired = Boolean(fired?.[key]);
-        const skipped = run && (run.nodes[e.target]?.status === "skipped" || run.nodes[e.source]?.status === "skipped");
+        const dimmed = (id: string) => ["skipped", "unreached"].includes(nodeStatus(run, id));
+        const skipped = run && (dimmed(e.target) || dimmed(e.source));
         return {
           id: key,
           source: e.source,
