@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
@@ -214,3 +215,52 @@ async def test_registered_components_are_in_the_palette(client: httpx.AsyncClien
     await client.delete("/api/v1/components/Shout")
     types = {t["name"] for t in (await client.get("/api/v1/node-types")).json()}
     assert "component:Shout" not in types
+
+
+async def test_tools_list_builtins_and_the_server_side_mcp_servers(
+    client: httpx.AsyncClient, monkeypatch: Any, tmp_path: Any
+) -> None:
+    from plait.tools import mcp
+    from tools._mcp import stdio_config
+
+    servers = {
+        "calc": stdio_config(env={"MCP_TEST_USER": "${WHO}"}),
+        "gone": {"url": "http://127.0.0.1:9/mcp", "connect_timeout_s": 5},
+        "needs": stdio_config(env={"MCP_TEST_USER": "${NOT_SET_ANYWHERE}"}),
+    }
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": servers}))
+    monkeypatch.setenv("PLAIT_MCP_CONFIG", str(path))
+    monkeypatch.delenv("NOT_SET_ANYWHERE", raising=False)
+    assert (
+        await client.put("/api/v1/variables/WHO", json={"value": "ada", "is_secret": True})
+    ).status_code == 200
+    try:
+        r = await client.get("/api/v1/tools")
+        assert r.status_code == 200, r.text
+        body = r.json()
+        builtin = {t["name"]: t for t in body["tools"]}
+        assert {"http_request", "web_search", "wikipedia", "arxiv", "flow"} <= set(builtin)
+        assert builtin["wikipedia"]["ref"] == "wikipedia" and builtin["wikipedia"]["source"] == "builtin"
+        assert builtin["http_request"]["parameters"]["type"] == "object"
+        calc, gone, needs = body["mcp_servers"]
+        assert (calc["name"], calc["ref"], calc["transport"], calc["error"]) == (
+            "calc",
+            "mcp:calc",
+            "stdio",
+            None,
+        )
+        add = next(t for t in calc["tools"] if t["name"] == "add")
+        assert add["ref"] == "mcp:calc/add" and add["source"] == "mcp:calc"
+        assert add["parameters"]["required"] == ["a", "b"]
+        assert gone["transport"] == "http" and gone["tools"] == [] and "cannot connect" in gone["error"]
+        assert "needs the variable NOT_SET_ANYWHERE" in needs["error"]
+
+        r = await client.get("/api/v1/tools", params={"mcp": "false"})
+        assert r.status_code == 200 and r.json()["mcp_servers"] == []
+
+        path.write_text("{not json")
+        r = await client.get("/api/v1/tools")
+        assert r.status_code == 200 and "cannot read PLAIT_MCP_CONFIG" in r.json()["mcp_config_error"]
+    finally:
+        await mcp.aclose_all()

@@ -1,5 +1,5 @@
 """Routes the canvas edits flows with: node types (palette, ports of a config), flow validation,
-flow duplication and the global variables. Thin: the logic is in `plait.service.catalog`."""
+flow duplication, the global variables and the tools agents can use. Thin: the logic is in `plait.service.catalog`."""
 
 from __future__ import annotations
 
@@ -82,4 +82,17 @@ async def delete_variable(svc: Svc, name: str) -> Response:
     return Response(status_code=204)
 
 
-routers = (node_types, editor_flows, variables)
+tools = APIRouter(
+    prefix="/api/v1/tools", tags=["tools"], dependencies=[Depends(require_key)], responses=ERRORS
+)
+
+
+@tools.get("", response_model=s.ToolsOut)
+async def list_tools(svc: Svc, mcp: bool = True) -> Any:
+    """The tools agents and `tool` nodes can name (`ref`): the built-ins, then each server-side MCP
+    server with its tools, listed by connecting to it now (`?mcp=false` skips that; a server that
+    cannot be reached shows its `error`)."""
+    return await svc.catalog.tools(mcp=mcp)
+
+
+routers = (node_types, editor_flows, variables, tools)

@@ -257,6 +257,30 @@ class VariableBody(_In):
     description: str | None = None
 
 
+class ToolOut(BaseModel):
+    name: str
+    ref: str = Field(..., description="What an agent's `tools` or a `tool` node names it by.")
+    description: str
+    parameters: dict[str, Any] = Field(..., description="JSON Schema of the arguments.")
+    source: str = Field(..., description="'builtin', 'flow' or 'mcp:<server>'.")
+
+
+class MCPServerOut(BaseModel):
+    name: str
+    ref: str = Field(..., description="`mcp:<server>`: all of its tools.")
+    transport: str = Field(..., description="'stdio' or 'http'.")
+    tools: list[ToolOut]
+    error: str | None = Field(None, description="Why the server could not be listed (then no tools).")
+
+
+class ToolsOut(BaseModel):
+    tools: list[ToolOut] = Field(..., description="The built-in tools.")
+    mcp_servers: list[MCPServerOut] = Field(
+        ..., description="The server-side MCP servers (PLAIT_MCP_CONFIG)."
+    )
+    mcp_config_error: str | None = Field(None, description="Why the PLAIT_MCP_CONFIG file could not be read.")
+
+
 class VariableOut(BaseModel):
     name: str
     value: Any = Field(..., description="'********' for secrets.")

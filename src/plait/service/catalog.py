@@ -1,5 +1,6 @@
 """What the canvas needs to edit flows: the node-type palette (with config schemas and ports),
-ports computed for a config, document validation and the global variables.
+ports computed for a config, document validation, the global variables and the tools agents and
+`tool` nodes can name (built-ins and the server-side MCP servers' tools).
 
 Everything here reads the same sources the engine and the API use (the node registry, the flow
 validator, the variable store), so the editor never disagrees with a run about what is valid.
@@ -7,6 +8,8 @@ validator, the variable store), so the editor never disagrees with a run about w
 
 from __future__ import annotations
 
+import asyncio
+import os
 import re
 from typing import Any
 
@@ -20,6 +23,9 @@ from plait.service.flows import problems_of
 from plait.spec.loader import read_document_data
 from plait.spec.problems import FlowValidationError
 from plait.store import Store
+from plait.tools import ToolError, default_tools
+from plait.tools.base import Tool
+from plait.tools.mcp import server_side_servers, server_tools
 
 VARIABLE_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 COMPONENT_PREFIX = "component:"
@@ -172,3 +178,66 @@ class CatalogService:
     async def delete_variable(self, name: str) -> None:
         if not await self.store.variables.delete(name):
             raise NotFound(f"no variable {name!r}")
+
+    # ------------------------------------------------------------------ tools
+    async def tools(self, *, mcp: bool = True) -> dict[str, Any]:
+        """The built-in tools, then each server-side MCP server (the ``PLAIT_MCP_CONFIG`` file)
+        with its tools, listed by connecting to it now (`mcp=False` skips that). A server that
+        cannot be reached lists its error instead of failing the listing; servers that flows
+        declare in `settings.mcp_servers` are connected to by their runs only."""
+        builtin = [_tool_entry(tool, tool.name) for tool in default_tools().list()]
+        out: dict[str, Any] = {"tools": builtin, "mcp_servers": [], "mcp_config_error": None}
+        if not mcp:
+            return out
+        try:
+            servers = server_side_servers()
+        except ToolError as exc:
+            out["mcp_config_error"] = str(exc)
+            return out
+        ctx = _SecretsContext(await self.store.variables.values())
+        listed = await asyncio.gather(
+            *(_server_entry(ctx, name, cfg.transport) for name, cfg in servers.items())
+        )
+        out["mcp_servers"] = sorted(listed, key=lambda entry: entry["name"])
+        return out
+
+
+class _SecretsContext:
+    """What listing an MCP server's tools needs of a run's context: `${NAME}` in its env/headers
+    resolved from the stored variables, then the environment (as a run does)."""
+
+    services = None
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.values = values
+
+    def secret(self, name: str) -> str | None:
+        value = self.values.get(name, os.environ.get(name))
+        return None if value is None else str(value)
+
+
+def _tool_entry(tool: Tool, ref: str) -> dict[str, Any]:
+    return {
+        "name": tool.name,
+        "ref": ref,
+        "description": tool.description,
+        "parameters": tool.parameters,
+        "source": tool.source,
+    }
+
+
+async def _server_entry(ctx: _SecretsContext, name: str, transport: str) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "name": name,
+        "ref": f"mcp:{name}",
+        "transport": transport,
+        "tools": [],
+        "error": None,
+    }
+    try:
+        tools = await server_tools(ctx, name)
+    except ToolError as exc:
+        entry["error"] = str(exc)
+    else:
+        entry["tools"] = [_tool_entry(tool, f"mcp:{name}/{tool.name}") for tool in tools]
+    return entry
