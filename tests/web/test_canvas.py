@@ -505,3 +505,16 @@ def test_agent_tokens_stream_into_the_preview_and_tool_calls_are_listed(
     assert "lookup" in page.get_by_test_id("node-tools-agent").inner_text()
     run = latest_run(live_server, "agentic", ("completed",))
     assert run["outputs"] == {"reply": "The answer is forty two"}
+    # The agent's tool fields offer the tools the server lists (GET /api/v1/tools).
+    page.get_by_test_id("node-agent").click()
+    page.get_by_test_id("field-tools-add").click()
+    item = page.get_by_test_id("field-tools.0")
+    assert item.get_attribute("list") == "field-tools.0-choices"
+    page.wait_for_function(
+        "() => [...(document.getElementById('field-tools.0-choices')?.options ?? [])]"
+        ".some((o) => o.value === 'web_search')"
+    )
+    options = page.eval_on_selector_all(
+        "[data-testid='field-force_tool-choices'] option", "els => els.map((e) => e.value)"
+    )
+    assert {"web_search", "http_request", "wikipedia"} <= set(options)

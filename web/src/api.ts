@@ -8,6 +8,7 @@ import type {
   Problem,
   RunDetail,
   RunSummary,
+  ToolsListing,
   VersionOut,
 } from "./types";
 
@@ -98,6 +99,7 @@ export const api = {
     const out = await request<any>("GET", "/api/v1/node-types");
     return Array.isArray(out) ? out : (out?.node_types ?? out?.items ?? []);
   },
+  tools: () => request<ToolsListing>("GET", "/api/v1/tools"),
   listFlows: () => request<FlowSummary[]>("GET", "/api/v1/flows?limit=500"),
   getFlow: (id: string) => request<FlowOut>("GET", `/api/v1/flows/${enc(id)}`),
   createFlow: (document: FlowDocument, id?: string, name?: string) =>

@@ -47,6 +47,20 @@ export interface NodeType {
   output_ports: string[] | "dynamic";
 }
 
+/** GET /api/v1/tools: what agents and `tool` nodes can name (`ref`). */
+export interface ToolInfo {
+  name: string;
+  ref: string;
+  description: string;
+  source: string;
+}
+
+export interface ToolsListing {
+  tools: ToolInfo[];
+  mcp_servers: { name: string; ref: string; transport: string; tools: ToolInfo[]; error?: string | null }[];
+  mcp_config_error?: string | null;
+}
+
 export interface Problem {
   code?: string;
   message: string;

@@ -1,10 +1,11 @@
 /** The right-hand inspector: the selected node's id, label and config form (from its JSON
  * Schema), its problems and last run; or the flow's own settings when nothing is selected. */
 import { useEffect, useMemo, useState } from "react";
-import { SchemaForm } from "../forms/SchemaForm";
+import { SchemaForm, type FieldChoices } from "../forms/SchemaForm";
 import { describeSchema, problemPath } from "../forms/schema";
 import type { NodeRunState } from "../state/run";
 import type { FlowDocument, NodeSpec, NodeType, Problem } from "../types";
+import { TOOL_FIELDS, toolChoices, useToolListing } from "../tools";
 import { fmtDuration, fmtJson } from "../ui/format";
 
 export function problemsByPath(problems: Problem[]): { byPath: Record<string, string[]>; general: Problem[] } {
@@ -34,6 +35,16 @@ interface NodeInspectorProps {
 export function NodeInspector({ node, type, problems, suggestions, runNode, readOnly, onConfig, onRename, onLabel, onDelete }: NodeInspectorProps) {
   const fields = useMemo(() => describeSchema(type?.config_schema), [type]);
   const { byPath, general } = useMemo(() => problemsByPath(problems), [problems]);
+  const toolFields = TOOL_FIELDS[node.type];
+  const listing = useToolListing(Boolean(toolFields) && !readOnly);
+  const tools = useMemo(() => {
+    if (!listing || !toolFields) return null;
+    const all = toolChoices(listing); // `tools` may name a whole server (mcp:<server>)
+    const single = toolChoices(listing, false);
+    const choices: Record<string, FieldChoices> = {};
+    for (const key of toolFields) choices[key] = key === "tools" ? all : single;
+    return { choices, problems: all.problems };
+  }, [listing, toolFields]);
   const [idText, setIdText] = useState(node.id);
   const [idError, setIdError] = useState<string | null>(null);
   useEffect(() => {
@@ -95,7 +106,14 @@ export function NodeInspector({ node, type, problems, suggestions, runNode, read
           </ul>
         )}
         <h3>Settings</h3>
-        <SchemaForm fields={fields} value={node.config ?? {}} onChange={onConfig} problems={byPath} suggestions={suggestions} />
+        <SchemaForm fields={fields} value={node.config ?? {}} onChange={onConfig} problems={byPath} suggestions={suggestions} choices={tools?.choices} />
+        {tools && tools.problems.length > 0 && (
+          <ul className="muted small-text" data-testid="tool-problems" aria-label="Tools that could not be listed">
+            {tools.problems.map((p) => (
+              <li key={p}>{p}</li>
+            ))}
+          </ul>
+        )}
       </fieldset>
       {runNode && <RunNodeDetails runNode={runNode} />}
     </div>

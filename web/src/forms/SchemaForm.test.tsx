@@ -48,4 +48,33 @@ describe("SchemaForm", () => {
     const host = render(<SchemaForm fields={fields} value={{ api_key: "sk-1" }} onChange={() => undefined} />);
     expect(host.querySelector<HTMLInputElement>('[data-testid="field-api_key"]')!.type).toBe("password");
   });
+
+  it("offers choices on the fields that have them, items of lists included, and keeps them free text", () => {
+    let value: Record<string, any> = { tools: ["web_search"] };
+    const fields = describeSchema({
+      type: "object",
+      properties: {
+        tools: { type: "array", items: { type: "string" } },
+        force_tool: { anyOf: [{ type: "string" }, { type: "null" }], default: null },
+        system: { type: "string" },
+      },
+    });
+    const refs = { refs: ["web_search", "mcp:calc", "mcp:calc/add"], labels: { "mcp:calc/add": "Add two numbers" } };
+    const host = render(
+      <SchemaForm fields={fields} value={value} onChange={(v) => (value = v)} choices={{ tools: refs, force_tool: { refs: ["web_search"] } }} />,
+    );
+    const item = host.querySelector<HTMLInputElement>('[data-testid="field-tools.0"]')!;
+    const list = document.getElementById(item.getAttribute("list")!) as HTMLDataListElement;
+    expect([...list.options].map((o) => o.value)).toEqual(refs.refs);
+    expect(list.options[2].label).toBe("Add two numbers");
+    const force = host.querySelector<HTMLInputElement>('[data-testid="field-force_tool"]')!;
+    expect(force.getAttribute("list")).toBe("field-force_tool-choices");
+    expect(host.querySelector('[data-testid="field-system"]')!.getAttribute("list")).toBeNull();
+    act(() => {
+      const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value")!.set!;
+      setter.call(item, "mcp:calc/add");
+      item.dispatchEvent(new Event("input", { bubbles: true }));
+    });
+    expect(value.tools).toEqual(["mcp:calc/add"]);
+  });
 });

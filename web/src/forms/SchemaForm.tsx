@@ -13,9 +13,17 @@ export interface SchemaFormProps {
   /** prefix of ids/testids, e.g. "field" -> data-testid="field-text" */
   idPrefix?: string;
   templates?: boolean;
+  /** field path (array indices left out, e.g. "tools" for "tools.2") -> values to pick from; the
+   * field stays free text */
+  choices?: Record<string, FieldChoices>;
 }
 
-export function SchemaForm({ fields, value, onChange, problems = {}, suggestions = [], idPrefix = "field", templates = true }: SchemaFormProps) {
+export interface FieldChoices {
+  refs: string[];
+  labels?: Record<string, string>;
+}
+
+export function SchemaForm({ fields, value, onChange, problems = {}, suggestions = [], idPrefix = "field", templates = true, choices }: SchemaFormProps) {
   if (!fields.length) return <p className="muted">No settings.</p>;
   return (
     <div className="schema-form">
@@ -30,6 +38,7 @@ export function SchemaForm({ fields, value, onChange, problems = {}, suggestions
           suggestions={suggestions}
           idPrefix={idPrefix}
           templates={templates}
+          choices={choices}
         />
       ))}
     </div>
@@ -45,6 +54,7 @@ interface FieldProps {
   suggestions: string[];
   idPrefix: string;
   templates: boolean;
+  choices?: Record<string, FieldChoices>;
   label?: string;
 }
 
@@ -52,7 +62,7 @@ function safeId(s: string): string {
   return s.replace(/[^A-Za-z0-9_\-.]/g, "_");
 }
 
-const Field = memo(function Field({ f, path, value, onChange, problems, suggestions, idPrefix, templates, label }: FieldProps) {
+const Field = memo(function Field({ f, path, value, onChange, problems, suggestions, idPrefix, templates, choices, label }: FieldProps) {
   const id = `${idPrefix}-${safeId(path)}`;
   const errs = problems[path] ?? [];
   const errId = errs.length ? `${id}-error` : undefined;
@@ -124,9 +134,28 @@ const Field = memo(function Field({ f, path, value, onChange, problems, suggesti
       control = <SecretInput id={id} value={value ?? ""} onChange={onChange} invalid={invalid} describedBy={describedBy} />;
       break;
     case "string":
-    case "text":
-      control =
-        templates && f.template ? (
+    case "text": {
+      const options = choices?.[path.replace(/\.\d+(?=\.|$)/g, "")];
+      control = options ? (
+        <>
+          <input
+            id={id}
+            data-testid={id}
+            type="text"
+            list={`${id}-choices`}
+            autoComplete="off"
+            value={value ?? ""}
+            aria-invalid={invalid || undefined}
+            aria-describedby={describedBy}
+            onChange={(e) => onChange(e.target.value === "" && !f.required ? undefined : e.target.value)}
+          />
+          <datalist id={`${id}-choices`} data-testid={`${id}-choices`}>
+            {options.refs.map((ref) => (
+              <option key={ref} value={ref} label={options.labels?.[ref]} />
+            ))}
+          </datalist>
+        </>
+      ) : templates && f.template ? (
           <TemplateInput
             id={id}
             testId={id}
@@ -143,6 +172,7 @@ const Field = memo(function Field({ f, path, value, onChange, problems, suggesti
           <input id={id} data-testid={id} type="text" value={value ?? ""} aria-invalid={invalid || undefined} aria-describedby={describedBy} onChange={(e) => onChange(e.target.value === "" && !f.required ? undefined : e.target.value)} />
         );
       break;
+    }
     case "array": {
       const items: any[] = Array.isArray(value) ? value : [];
       return (
@@ -169,6 +199,7 @@ const Field = memo(function Field({ f, path, value, onChange, problems, suggesti
                 suggestions={suggestions}
                 idPrefix={idPrefix}
                 templates={templates}
+                choices={choices}
               />
               <button
                 type="button"
@@ -205,6 +236,7 @@ const Field = memo(function Field({ f, path, value, onChange, problems, suggesti
               suggestions={suggestions}
               idPrefix={idPrefix}
               templates={templates}
+              choices={choices}
             />
           ))}
         </fieldset>
