@@ -283,6 +283,11 @@ def test_stop_a_long_run(page: Any, live_server: LiveServer) -> None:
     wait_node_status(page, "quick", "skipped")  # the untaken branch is dimmed
     settle(page)
     screenshot(page, "canvas-run.png")
+    # A running node shows what it received (rebuilt from the fired edge and route's output).
+    page.get_by_test_id("node-wait").click()
+    assert page.get_by_test_id("node-run-status").inner_text() == "running"
+    page.get_by_test_id("node-run-inputs").wait_for()
+    assert page.get_by_test_id("node-run-inputs").inner_text().strip() not in ("", "null")
     started = time.monotonic()
     page.get_by_test_id("stop-button").click()
     page.wait_for_function(

@@ -25,6 +25,8 @@ interface NodeInspectorProps {
   problems: Problem[];
   suggestions: string[];
   runNode?: NodeRunState;
+  /** what the node received in the shown run (`liveInputs`) */
+  runInputs?: Record<string, any>;
   readOnly?: boolean;
   onConfig: (config: Record<string, any>) => void;
   onRename: (id: string) => string | null;
@@ -32,7 +34,7 @@ interface NodeInspectorProps {
   onDelete: () => void;
 }
 
-export function NodeInspector({ node, type, problems, suggestions, runNode, readOnly, onConfig, onRename, onLabel, onDelete }: NodeInspectorProps) {
+export function NodeInspector({ node, type, problems, suggestions, runNode, runInputs, readOnly, onConfig, onRename, onLabel, onDelete }: NodeInspectorProps) {
   const fields = useMemo(() => describeSchema(type?.config_schema), [type]);
   const { byPath, general } = useMemo(() => problemsByPath(problems), [problems]);
   const toolFields = TOOL_FIELDS[node.type];
@@ -115,7 +117,7 @@ export function NodeInspector({ node, type, problems, suggestions, runNode, read
           </ul>
         )}
       </fieldset>
-      {runNode && <RunNodeDetails runNode={runNode} />}
+      {runNode && <RunNodeDetails runNode={runNode} inputs={runInputs} />}
     </div>
   );
 }

@@ -30,7 +30,7 @@ import {
   type History,
 } from "../state/graph";
 import { fillMissingPositions, layeredLayout } from "../state/layout";
-import { idleRun, isActive, normalizeEvent, reduceRun, startingRun, tokensOf, type RunState } from "../state/run";
+import { idleRun, isActive, liveInputs, normalizeEvent, reduceRun, startingRun, tokensOf, type RunState } from "../state/run";
 import type { FlowDocument, NodeType, Problem, VersionOut } from "../types";
 import { Dialog } from "../ui/Dialog";
 import { download, errorText, fmtDuration } from "../ui/format";
@@ -570,6 +570,7 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
                 problems={nodeProblems}
                 suggestions={suggestions}
                 runNode={run.nodes[selectedNode.id]}
+                runInputs={run.nodes[selectedNode.id] ? liveInputs(shownDoc.edges, run, selectedNode.id) : undefined}
                 readOnly={readOnly}
                 onConfig={onConfig}
                 onRename={onRename}

@@ -8,7 +8,7 @@ import { stopRun, watchRun, type Watch } from "../live";
 import { useNodeTypes } from "../nodeTypes";
 import { linkProps, navigate, paths } from "../router";
 import { fillMissingPositions } from "../state/layout";
-import { idleRun, isActive, normalizeEvent, reduceRun, tokensOf, type RunState } from "../state/run";
+import { idleRun, isActive, liveInputs, normalizeEvent, reduceRun, tokensOf, type RunState } from "../state/run";
 import type { FlowDocument, RunDetail } from "../types";
 import { errorText, fmtDuration, fmtJson, fmtTime } from "../ui/format";
 
@@ -178,7 +178,7 @@ export default function RunInspector({ runId }: { runId: string }) {
                   </>
                 )}
               </dl>
-              <RunNodeDetails runNode={merged} inputs={nodeDetail?.inputs ?? nodeDetail?.input ?? null} />
+              <RunNodeDetails runNode={merged} inputs={nodeDetail?.inputs ?? nodeDetail?.input ?? (doc ? liveInputs(doc.edges, run, nodeId) : undefined) ?? null} />
             </div>
           ) : (
             <div className="inspector" data-testid="run-summary">

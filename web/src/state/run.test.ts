@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { idleRun, normalizeEvent, reduceAll, reduceRun, runStateFromDetail, startingRun, tokensOf } from "./run";
+import { idleRun, liveInputs, normalizeEvent, reduceAll, reduceRun, runStateFromDetail, startingRun, tokensOf } from "./run";
 
 const R = "run-1";
 // The events of a branching run as the SSE stream / event log has them (seq, type, run_id, node_id, data).
@@ -92,5 +92,32 @@ describe("run-event reducer", () => {
     expect(tokensOf({ input_tokens: 3, output_tokens: 4 })).toBe(7);
     expect(tokensOf({ "gpt": { total_tokens: 5 }, "other": { input_tokens: 1, output_tokens: 1 } })).toBe(7);
     expect(tokensOf(null)).toBe(0);
+  });
+});
+
+describe("liveInputs", () => {
+  const edges = [
+    { source: "a", target: "join" },
+    { source: "b", source_port: "hit", target: "join" },
+    { source: "b", source_port: "miss", target: "other" },
+    { source: "c", source_port: "items", target: "join", target_port: "extra" },
+  ];
+  const run = reduceAll(startingRun(), [
+    { seq: 1, type: "node_finished", run_id: R, node_id: "a", ok: true, output: "from a" },
+    { seq: 2, type: "edge_fired", run_id: R, edge: "a:out->join:in" },
+    { seq: 3, type: "node_finished", run_id: R, node_id: "b", ok: true, output: { hit: 1, more: 2 }, branch: ["hit"] },
+    { seq: 4, type: "edge_fired", run_id: R, edge: "b:hit->join:in" },
+    { seq: 5, type: "node_finished", run_id: R, node_id: "c", ok: true, output: [1, 2] },
+    { seq: 6, type: "node_started", run_id: R, node_id: "join" },
+  ]);
+
+  it("rebuilds a running node's input from its fired edges and their sources' outputs", () => {
+    // two sources on `in`: by source; `hit` is a key of b's output: that key; c's edge did not fire
+    expect(liveInputs(edges, run, "join")).toEqual({ in: { a: "from a", b: 1 } });
+    const more = reduceRun(run, { type: "edge_fired", seq: 7, edge: "c:items->join:extra" });
+    // an array output has no `items` key: the whole output
+    expect(liveInputs(edges, more, "join")).toEqual({ in: { a: "from a", b: 1 }, extra: [1, 2] });
+    expect(liveInputs([edges[0]], run, "join")).toEqual({ in: "from a" });
+    expect(liveInputs(edges, run, "other")).toBeUndefined(); // its edge never fired
   });
 });

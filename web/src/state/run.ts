@@ -2,7 +2,8 @@
  * Run events -> what the canvas shows. One reducer for the `/ws` flow channel, the SSE stream and
  * a stored run being replayed, so live and replay look the same.
  */
-import type { RunDetail } from "../types";
+import type { EdgeSpec, RunDetail } from "../types";
+import { DEFAULT_IN, DEFAULT_OUT, edgeKey } from "./graph";
 
 export type NodeStatus = "pending" | "running" | "ok" | "error" | "skipped" | "waiting" | "cancelled";
 export type RunStatus = "idle" | "starting" | "queued" | "running" | "waiting" | "completed" | "failed" | "cancelled";
@@ -203,4 +204,31 @@ export function tokensOf(usage: Record<string, any> | number | null | undefined)
   let total = 0;
   for (const v of Object.values(usage)) if (v && typeof v === "object") total += tokensOf(v as any);
   return total;
+}
+
+/** What a node has received in this run: per target port, the value its fired incoming edges
+ * delivered (a source's whole output, or its `port` key when the output is an object that has one,
+ * as the engine's `port_value`), or `{source: value}` when several sources deliver to one port.
+ * Known as soon as the node's sources finish, so a running node shows its input too. */
+export function liveInputs(edges: EdgeSpec[], run: RunState, nodeId: string): Record<string, any> | undefined {
+  const ports: Record<string, Record<string, any>> = {};
+  for (const e of edges) {
+    if (e.target !== nodeId || !run.firedEdges[edgeKey(e)]) continue;
+    const source = run.nodes[e.source];
+    if (!source || source.status !== "ok") continue;
+    const port = e.source_port ?? DEFAULT_OUT;
+    const out = source.output;
+    const isObject = out !== null && typeof out === "object" && !Array.isArray(out);
+    const value = port === DEFAULT_OUT || !isObject || !(port in out) ? out : out[port];
+    (ports[e.target_port ?? DEFAULT_IN] ??= {})[e.source] = value;
+  }
+  const names = Object.keys(ports);
+  if (!names.length) return undefined;
+  return Object.fromEntries(
+    names.map((name) => {
+      const bySource = ports[name];
+      const sources = Object.keys(bySource);
+      return [name, sources.length === 1 ? bySource[sources[0]] : bySource];
+    }),
+  );
 }
