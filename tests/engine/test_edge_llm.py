@@ -195,7 +195,14 @@ async def test_malformed_decision_gets_one_reask_then_fails_the_run() -> None:
     assert "the reply is not JSON" in decider.requests[1].messages[3].content
     assert "mode: must be one of next, parallel, stop (got 'jump')" in result.error
     assert "a" not in CALLS
-    assert types(result)[-2:] == [("error", None), ("run_finished", None)]
+    assert types(result)[-3:] == [("decision_rejected", None), ("error", None), ("run_finished", None)]
+    (rejected,) = [e for e in result.events if e.type == "decision_rejected"]
+    assert rejected.data["step"] == 1
+    assert [r["reply"] for r in rejected.data["rejected"]] == [
+        "Sure! I would run a.",
+        '{"mode": "jump", "next": ["a"]}',
+    ]
+    assert "the reply is not JSON" in rejected.data["rejected"][0]["problems"][0]
 
 
 async def test_malformed_then_valid_decision_runs() -> None:

@@ -15,6 +15,7 @@ NODE_FINISHED = "node_finished"
 NODE_SKIPPED = "node_skipped"
 EDGE_FIRED = "edge_fired"
 DECISION = "decision"
+DECISION_REJECTED = "decision_rejected"  # edge-LLM: both replies of a step were invalid
 WAITING = "waiting"
 RUN_FINISHED = "run_finished"
 ERROR = "error"

@@ -461,6 +461,12 @@ class EdgeRunner(Runner):
             except DecisionError as exc:
                 rejected.append({"reply": response.content, "problems": exc.problems})
                 if attempt == 2:
+                    # Kept in the event log: what the model answered is what one needs to fix it.
+                    self.emit(
+                        ev.DECISION_REJECTED,
+                        None,
+                        {"step": step, "rejected": rejected, "usage": usage.as_dict()},
+                    )
                     self._failure = (
                         None,
                         f"{who} gave an invalid decision at step {step}, also after one corrective re-ask: "

@@ -15,7 +15,7 @@ Server messages: replies (`authenticated`, `run_accepted`, `subscribed`, `unsubs
 "details"?}` (no `seq`), and the events of every subscribed run exactly as the SSE stream has them
 (`{"seq", "type", "run_id", "ts", "node_id"?, ...data}`: `run_started`, `node_started`,
 `node_skipped`, `node_token`, `node_tool_call`, `node_retrying`, `edge_fired`, `node_finished`,
-`waiting`, `decision`, `error`, `run_finished`), fed from the same event log (stored events, then
+`waiting`, `decision`, `decision_rejected`, `error`, `run_finished`), fed from the same event log (stored events, then
 the live bus). A run's subscription ends after its terminal `run_finished` (a run waiting for
 people stays subscribed until it is answered and finishes).
 """
