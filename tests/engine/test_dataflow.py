@@ -376,3 +376,19 @@ async def test_subflow_by_id_from_an_async_loader():
     assert (await plait.run(parent, flows=loader)).outputs == {"o": "hi!"}
     missing = await plait.run(parent, flows={})
     assert missing.status == "failed" and "sub-flow 'child' not found" in missing.error
+
+
+async def test_a_subflow_that_waits_for_people_fails_its_node_clearly():
+    child = flow(
+        [
+            {"id": "ask", "type": "human", "config": {"message": "ok?", "actions": ["yes"]}},
+            {"id": "o", "type": "output", "config": {"value": "done"}},
+        ],
+        [{"source": "ask", "source_port": "yes", "target": "o"}],
+        id="child",
+    )
+    parent = flow([{"id": "sub", "type": "subflow", "config": {"flow": "child"}}])
+    result = await plait.run(parent, flows={"child": child})
+    assert result.status == "failed"
+    assert "sub-flow 'child' paused for input at node ask: a sub-flow cannot wait for people" in result.error
+    assert "move the human or approval step into this flow" in result.error

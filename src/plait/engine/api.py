@@ -371,6 +371,13 @@ def _subflow_resolver(
         )
         child.services.depth = depth
         result = await child.start()
+        if result.status == "waiting":
+            where = ", ".join(sorted({str(i.get("node_id") or i.get("id")) for i in result.interrupts}))
+            raise NodeError(
+                f"sub-flow {ref!r} paused for input at node {where}: a sub-flow cannot wait for people",
+                hint="move the human or approval step into this flow, before or after the subflow node",
+                retryable=False,
+            )
         if result.status != "completed":
             raise NodeError(f"sub-flow {ref!r} ended {result.status}: {result.error or ''}".rstrip(": "))
         return result.outputs
