@@ -392,3 +392,24 @@ async def test_a_subflow_that_waits_for_people_fails_its_node_clearly():
     assert result.status == "failed"
     assert "sub-flow 'child' paused for input at node ask: a sub-flow cannot wait for people" in result.error
     assert "move the human or approval step into this flow" in result.error
+
+
+async def test_restore_numbers_events_on_from_last_seq_without_the_event_log():
+    """The engine loads checkpoints without their events: seqs go on from `last_seq`."""
+    cp = InMemoryCheckpointer()
+    doc = flow(
+        [
+            {"id": "ask", "type": "human", "config": {"message": "ok?", "actions": ["yes"]}},
+            {"id": "o", "type": "output", "config": {"value": "done"}},
+        ],
+        [{"source": "ask", "source_port": "yes", "target": "o"}],
+    )
+    first = await plait.run(doc, checkpointer=cp)
+    assert first.status == "waiting"
+    light = await cp.load(first.run_id, events=False)
+    assert light is not None and light.events == [] and light.last_seq == first.events[-1].seq
+    resumed = await plait.resume(doc, first.run_id, checkpointer=cp, node_id="ask", data={"action": "yes"})
+    assert resumed.status == "completed" and resumed.outputs == {"o": "done"}
+    seqs = [e.seq for e in (await cp.load(first.run_id)).events]
+    assert seqs == sorted(set(seqs)) and seqs[0] == 1
+    assert resumed.events[0].seq == first.events[-1].seq + 1

@@ -334,3 +334,18 @@ async def test_a_foreign_write_lock_queues_the_write_and_the_loop_keeps_running(
     await asyncio.wait_for(save, 10)
     cp = await sqlite_writer.load("r1")
     assert cp is not None and [d.node_id for d in cp.deltas] == ["a"]
+
+
+async def test_load_without_events_keeps_the_last_seq(checkpointer: SqlCheckpointer) -> None:
+    """What restoring needs: everything but the (possibly long) event log, and the seq to go on from."""
+    assert (await checkpointer.load("r1", events=False)) is None
+    await checkpointer.begin(RunRecord("r1", "f", {"q": 1}, {}, 1.0), [])
+    cp = await checkpointer.load("r1", events=False)
+    assert cp is not None and cp.events == [] and cp.last_seq == 0
+    await checkpointer.save("r1", NodeDelta("a", "ok", 1), _events("r1", 1, 40, "a"))
+    await checkpointer.save("r1", NodeDelta("b", "ok", 2), _events("r1", 41, 2, "b"))
+    light = await checkpointer.load("r1", events=False)
+    full = await checkpointer.load("r1")
+    assert light is not None and full is not None
+    assert light.events == [] and light.last_seq == full.last_seq == 42 and len(full.events) == 42
+    assert light.deltas == full.deltas and light.run.inputs == {"q": 1}

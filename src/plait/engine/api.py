@@ -211,7 +211,7 @@ async def _tracked(runner: Runner, coro: Any) -> RunResult:
 
 
 async def _restored(flow: Flow, run_id: str, checkpointer: Checkpointer, **kwargs: Any) -> Runner:
-    cp = await checkpointer.load(run_id)
+    cp = await checkpointer.load(run_id, events=False)
     if cp is None:
         raise RunNotFoundError(f"no checkpoint for run {run_id!r}")
     runner = _make_runner(
@@ -291,7 +291,7 @@ async def retry(
 ) -> RunResult:
     """A new run that reuses the recorded outputs of run `run_id` except `from_node` and what follows."""
     flow = load_flow(flow)
-    cp = await checkpointer.load(run_id)
+    cp = await checkpointer.load(run_id, events=False)
     if cp is None:
         raise RunNotFoundError(f"no checkpoint for run {run_id!r}")
     if from_node.lower() not in flow.plan.by_key:

@@ -66,6 +66,9 @@ class Checkpoint:
     events: list[Event] = field(default_factory=list)
     # Edge-LLM decisions in step order (`{step, mode, next, skips, reason, ...}`), replayed on restore.
     decisions: list[dict[str, Any]] = field(default_factory=list)
+    # The highest event seq stored (what a restored run numbers on from), also when `events` was
+    # not loaded; 0 for a run without events.
+    last_seq: int = 0
 
 
 class Checkpointer(Protocol):
@@ -89,7 +92,9 @@ class Checkpointer(Protocol):
     ) -> None:
         """The run reached completed, failed, cancelled or waiting."""
 
-    async def load(self, run_id: str) -> Checkpoint | None: ...
+    async def load(self, run_id: str, *, events: bool = True) -> Checkpoint | None:
+        """The run's record, deltas, decisions and `last_seq`; its events too unless `events` is
+        False (restoring needs only `last_seq`, and a run's event log can be long)."""
 
 
 class InMemoryCheckpointer:
@@ -131,8 +136,12 @@ class InMemoryCheckpointer:
         cp.run.status, cp.run.outputs, cp.run.error = status, outputs, error
         cp.events.extend(events)
 
-    async def load(self, run_id: str) -> Checkpoint | None:
-        return self.runs.get(run_id)
+    async def load(self, run_id: str, *, events: bool = True) -> Checkpoint | None:
+        cp = self.runs.get(run_id)
+        if cp is None:
+            return None
+        last_seq = cp.events[-1].seq if cp.events else 0
+        return Checkpoint(cp.run, cp.deltas, cp.events if events else [], cp.decisions, last_seq)
 
     def truncated(self, run_id: str, n_deltas: int) -> InMemoryCheckpointer:
         """A copy holding the run as it was after its first `n_deltas` deltas (crash simulation)."""

@@ -668,7 +668,7 @@ class Runner:
     # ----------------------------------------------------------------- restore / resume / reuse
     def restore(self, checkpoint: Checkpoint) -> None:
         """Rebuild the scheduler from a checkpoint by replaying its deltas (no node is executed)."""
-        self._seq = checkpoint.events[-1].seq if checkpoint.events else 0
+        self._seq = max(checkpoint.last_seq, checkpoint.events[-1].seq if checkpoint.events else 0)
         if checkpoint.run.status == "running" and self._seq:
             # A crashed process may have streamed events it never saved (live SSE clients saw
             # their seqs): new events must not reuse those numbers, or a client re-attaching

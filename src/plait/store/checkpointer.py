@@ -718,7 +718,8 @@ class SqlCheckpointer:
         self._vars.pop(run_id, None)
         self._active.discard(run_id)
 
-    async def load(self, run_id: str) -> Checkpoint | None:
+    async def load(self, run_id: str, *, events: bool = True) -> Checkpoint | None:
+        """As `Checkpointer.load`; without `events`, `last_seq` comes from the events' index."""
         async with self.engine.connect() as conn:
             run = (await conn.execute(select(_runs).where(_runs.c.id == run_id))).first()
             if run is None:
@@ -728,9 +729,18 @@ class SqlCheckpointer:
                     select(_node_runs).where(_node_runs.c.run_id == run_id).order_by(_node_runs.c.id)
                 )
             ).all()
-            events = (
-                await conn.execute(select(_events).where(_events.c.run_id == run_id).order_by(_events.c.seq))
-            ).all()
+            if events:
+                event_rows = (
+                    await conn.execute(
+                        select(_events).where(_events.c.run_id == run_id).order_by(_events.c.seq)
+                    )
+                ).all()
+                last_seq = event_rows[-1].seq if event_rows else 0
+            else:
+                event_rows = []
+                last_seq = (
+                    await conn.execute(select(func.max(_events.c.seq)).where(_events.c.run_id == run_id))
+                ).scalar() or 0
             decisions = (
                 (
                     await conn.execute(
@@ -758,8 +768,9 @@ class SqlCheckpointer:
         return Checkpoint(
             record,
             [row_to_delta(r) for r in deltas],
-            [row_to_event(run_id, r) for r in events],
+            [row_to_event(run_id, r) for r in event_rows],
             list(decisions),
+            last_seq,
         )
 
     # -------------------------------------------------------------------------- run rows
