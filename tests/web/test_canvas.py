@@ -7,6 +7,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from .conftest import LiveServer, screenshot
 
 # Records every status class a canvas node takes (`status-running`, `status-ok`, ...), so a test
@@ -523,3 +525,23 @@ def test_agent_tokens_stream_into_the_preview_and_tool_calls_are_listed(
         "[data-testid='field-force_tool-choices'] option", "els => els.map((e) => e.value)"
     )
     assert {"web_search", "http_request", "wikipedia"} <= set(options)
+
+
+def test_the_run_inspector_lists_the_edge_llm_decisions(page: Any, live_server: LiveServer) -> None:
+    doc = yaml.safe_load((Path(__file__).parents[2] / "examples" / "edge_support.yaml").read_text())
+    doc["id"] = "edge-decisions"
+    doc["settings"]["decider"]["provider"] = "scripted"  # whatever keys the environment has
+    live_server.create_flow(doc)
+    r = live_server.api.post(
+        "/api/v1/flows/edge-decisions/runs",
+        params={"mode": "background", "version": "draft"},
+        json={"inputs": {"ticket": "I want a refund"}},
+    )
+    assert r.status_code == 202, r.text
+    run_id = r.json()["id"]
+    live_server.wait_run(run_id, ("waiting",))  # the scripted decider sends the refund to a person
+    page.goto(f"/runs/{run_id}")
+    page.get_by_test_id("run-decisions").wait_for()
+    first = page.get_by_test_id("decision-1").inner_text()
+    assert "Step 1: run triage" in first and "every ticket is triaged first" in first
+    page.get_by_test_id("decision-2").wait_for()

@@ -4,6 +4,7 @@ import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from "r
 import { api } from "../api";
 import FlowCanvas from "../canvas/FlowCanvas";
 import { RunNodeDetails } from "../editor/Inspector";
+import { DecisionList } from "../ui/DecisionList";
 import { stopRun, watchRun, type Watch } from "../live";
 import { useNodeTypes } from "../nodeTypes";
 import { linkProps, navigate, paths } from "../router";
@@ -190,6 +191,12 @@ export default function RunInspector({ runId }: { runId: string }) {
               <pre data-testid="run-outputs">{fmtJson(run.outputs ?? detail.outputs)}</pre>
               <h3>Usage</h3>
               <pre>{fmtJson(detail.usage ?? run.usage ?? {})}</pre>
+              {run.decisions && run.decisions.length > 0 && (
+                <>
+                  <h3>Decisions</h3>
+                  <DecisionList decisions={run.decisions} />
+                </>
+              )}
             </div>
           )}
         </aside>

@@ -25,6 +25,18 @@ export interface NodeRunState {
   task?: any;
 }
 
+/** One step of an edge-LLM run: an accepted `decision`, or a `decision_rejected` step (`failed`). */
+export interface DecisionEntry {
+  step: number;
+  mode?: string;
+  next?: { node: string; input?: any }[];
+  skips?: string[];
+  reason?: string;
+  at?: string | null;
+  rejected?: { reply: string; problems: string[] }[];
+  failed?: boolean;
+}
+
 export interface RunState {
   runId: string | null;
   status: RunStatus;
@@ -35,6 +47,8 @@ export interface RunState {
   outputs?: Record<string, any>;
   usage?: Record<string, any>;
   durationMs?: number;
+  /** edge-LLM flows: the decider's steps, in order */
+  decisions?: DecisionEntry[];
 }
 
 /** An event as the reducer sees it, whatever channel it came from. */
@@ -130,6 +144,14 @@ export function reduceRun(state: RunState, e: RunEvent): RunState {
       const key = e.edge ?? e.edgeId ?? (e.from && e.to ? `${e.from}->${e.to}` : undefined);
       if (!key) return state;
       return { ...state, firedEdges: { ...state.firedEdges, [key]: true } };
+    }
+    case "decision":
+    case "decision_rejected": {
+      const entry: DecisionEntry =
+        e.type === "decision"
+          ? { step: Number(e.step), mode: e.mode, next: e.next ?? [], skips: e.skips ?? [], reason: e.reason, at: e.at, rejected: e.rejected }
+          : { step: Number(e.step), rejected: e.rejected ?? [], failed: true };
+      return { ...state, decisions: [...(state.decisions ?? []), entry] };
     }
     case "waiting":
       return id ? withNode({ ...state, status: "waiting" }, id, { status: "waiting", task: e.task }) : state;
