@@ -392,3 +392,37 @@ async def test_odd_ids_are_404(client: httpx.AsyncClient, path: str) -> None:
     r = await client.get(path)
     assert r.status_code == 404
     assert r.json()["error"]["code"] == "not_found"
+
+
+async def test_a_human_task_has_the_fields_the_edge_llm_decider_added(client: httpx.AsyncClient) -> None:
+    review = {"message": "Refund?", "fields": [{"name": "note", "type": "text", "required": False}]}
+    added = {"fields": [{"name": "amount", "type": "number"}], "message": "Refund 120 EUR?"}
+    doc = {
+        "schema": "plait/flow@1",
+        "id": "edge-hum",
+        "settings": {
+            "policy": "edge_llm",
+            "decider": {
+                "provider": "scripted",
+                "script": [
+                    {"json": {"mode": "next", "next": [{"node": "review", "human": added}]}},
+                    {"json": {"mode": "stop"}},
+                ],
+            },
+        },
+        "nodes": [{"id": "review", "type": "human", "config": review}],
+    }
+    await make_flow(client, doc)
+    body = (await client.post("/api/v1/flows/edge-hum/runs", json={"inputs": {}})).json()
+    assert body["status"] == "waiting", body
+    token = body["tasks"][0]["token"]
+    task = (await client.get(f"/api/v1/human-tasks/{token}")).json()
+    assert task["message"] == "Refund 120 EUR?"
+    assert [f["name"] for f in task["fields"]] == ["note", "amount"]
+    r = await client.post(f"/api/v1/human-tasks/{token}/submit", json={"values": {"note": "ok"}})
+    assert r.status_code == 422 and "amount: required" in r.text
+    r = await client.post(f"/api/v1/human-tasks/{token}/submit", json={"values": {"amount": "120"}})
+    assert r.status_code == 200, r.text
+    body = await wait_status(client, body["id"], {"completed", "failed"})
+    assert body["status"] == "completed", body
+    assert body["nodes"]["review"]["output"] == {"amount": 120, "action": "submit"}

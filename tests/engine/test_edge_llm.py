@@ -374,6 +374,67 @@ async def test_human_node_pauses_and_deciding_goes_on_after_resume() -> None:
     assert len(decider.requests) == 3 and decider.remaining == 0
 
 
+async def test_the_decider_adds_form_fields_to_a_human_task() -> None:
+    """Seed 002: `human: {message, fields}`; the form is checked as it was shown."""
+    doc = edge_flow([echo("draft", value="text v1"), HUMAN, echo("publish", requires=("review",))])
+    hints = {
+        "message": "Refund 120 EUR?",
+        "fields": [
+            {"name": "comment", "type": "text", "label": "Why", "required": False},
+            {"name": "amount", "type": "number", "default": 120},
+        ],
+    }
+    _, providers = with_decider(
+        decide("next", [{"node": "draft"}]),
+        {
+            "json": {
+                "mode": "next",
+                "next": [{"node": "review", "input": {}, "human": {"fields": [{"type": "x"}]}}],
+            }
+        },
+        {"json": {"mode": "next", "next": [{"node": "review", "input": {}, "human": hints}]}},
+        decide("stop"),
+    )
+    cp = InMemoryCheckpointer()
+    first = await plait.run(doc, checkpointer=cp, providers=providers)
+    assert first.status == "waiting", first.error
+    (record,) = [d for d in first.decisions if d["step"] == 2]
+    assert record["rejected"][0]["problems"] == [
+        "next[0] (node 'review'): human.fields[0].name: Field required",
+    ]
+    payload = first.interrupt["payload"]
+    assert payload["message"] == "Refund 120 EUR?"
+    assert [(f["name"], f["type"], f["label"], f["required"]) for f in payload["fields"]] == [
+        ("comment", "text", "Why", False),  # the configured field, as the decider worded it
+        ("amount", "number", None, True),  # added by the decider
+    ]
+    assert payload["prefill"] == {"amount": 120}
+
+    with pytest.raises(Exception, match="amount: required"):
+        await plait.resume(doc, first.run_id, {"values": {}}, checkpointer=cp, providers=providers)
+    done = await plait.resume(doc, first.run_id, {"amount": "95.5"}, checkpointer=cp, providers=providers)
+    assert done.status == "completed", done.error
+    assert done.nodes["review"].output == {"amount": 95.5, "action": "submit"}
+
+
+def test_human_hints_are_checked_like_the_human_node_config() -> None:
+    doc = edge_flow([echo("draft", value="text v1"), HUMAN])
+    plan = plait.load_flow(doc).plan
+    ready = [plan.by_key["review"]]
+    bad = [
+        ({"message": 3}, "human.message must be a string"),
+        ({"fields": {"name": "x"}}, "human.fields must be a list of form fields"),
+        ({"fields": [{"name": "bad name"}]}, "human.fields[0].name: String should match pattern"),
+        ({"fields": [{"name": "a"}, {"name": "a"}]}, "human.fields: field names must be unique"),
+        ("ok?", "human must be an object"),
+    ]
+    for hints, problem in bad:
+        reply = json.dumps({"mode": "next", "next": [{"node": "review", "input": {}, "human": hints}]})
+        with pytest.raises(DecisionError) as info:
+            parse_decision(reply, plan, ready)
+        assert any(problem in p for p in info.value.problems), (hints, info.value.problems)
+
+
 async def test_non_blocking_human_lets_other_nodes_run() -> None:
     review = {**HUMAN, "requires": [], "config": {**HUMAN["config"], "blocking": False}}
     doc = edge_flow([echo("draft", value="D"), review, echo("other", value="O")])

@@ -55,7 +55,7 @@ the outputs of the completed nodes) and the last completed node. Decide what hap
 Reply with ONE JSON object and nothing else:
 {"mode": "next" | "parallel" | "stop",
  "next": [{"node": "<key of a ready node>", "input": <value conforming to that node's input_schema>,
-           "human": {"message": "<what to ask the person>"}}],
+           "human": {"message": "<what to ask the person>", "fields": [<extra form fields>]}}],
  "skips": ["<key of a ready node>"],
  "reason": "<short rationale>"}
 
@@ -64,7 +64,10 @@ Rules:
   "stop": end the run now ("next" must then be empty).
 - Only keys from "ready" may appear in "next" or "skips", each at most once, never in both.
 - "input" must conform to the node's "input_schema" (omit it when the node has none).
-- "human" is optional and only for nodes of kind "human": the message shown to the person.
+- "human" is optional and only for nodes of kind "human": the message shown to the person and,
+  optionally, form fields to ask for besides the node's own, each {"name", "label"?, "type":
+  "string" | "text" | "number" | "integer" | "boolean" | "select", "options"? (for select),
+  "required"? (default true)}.
 - Skipped nodes count as finished: nodes that depend on them can still become ready.
 """
 
@@ -178,10 +181,14 @@ def parse_decision(text: str | None, plan: Plan, ready: list[int]) -> dict[str, 
                     problems.append(f"{where} (node {pn.id!r}): input/{path}: {err.message}")
         human = raw.get("human")
         if human is not None:
-            if not isinstance(human, dict) or not isinstance(human.get("message", ""), str):
-                problems.append(
-                    f"{where} (node {pn.id!r}): human must be an object like {{'message': '...'}}"
-                )
+            hint_problems = type(pn.node).task_hint_problems(human)
+            if hint_problems is None:  # a node that asks no one: its hints are ignored
+                if not isinstance(human, dict):
+                    problems.append(
+                        f"{where} (node {pn.id!r}): human must be an object like {{'message': '...'}}"
+                    )
+            elif hint_problems:
+                problems.extend(f"{where} (node {pn.id!r}): {p}" for p in hint_problems)
             else:
                 item["human"] = human
         items.append(item)
@@ -322,7 +329,9 @@ class EdgeRunner(Runner):
         if outcome.kind == "interrupt" and outcome.interrupt is not None:
             d = self.dispatched.get(idx)
             if d is not None:
-                _apply_human_hints(outcome.interrupt.payload, d)
+                self.plan.nodes[idx].node.apply_task_hints(
+                    outcome.interrupt.payload, d.human, d.input if d.has_input else None
+                )
         await super()._complete(idx, outcome)
         if outcome.kind == "ok":
             self.completed.append(idx)
@@ -556,14 +565,3 @@ class EdgeRunner(Runner):
         super().apply_delta(delta)
         if delta.status == "ok":
             self.completed.append(self.plan.by_key[delta.node_id.lower()])
-
-
-def _apply_human_hints(payload: dict[str, Any], d: Dispatch) -> None:
-    """The decider may word the human task (`human.message`) and prefill its form (`input`)."""
-    if d.human and isinstance(d.human.get("message"), str) and d.human["message"]:
-        payload["message"] = d.human["message"]
-    if d.has_input and isinstance(d.input, dict) and isinstance(payload.get("fields"), list):
-        names = {f.get("name") for f in payload["fields"] if isinstance(f, dict)}
-        prefill = {k: v for k, v in d.input.items() if k in names}
-        if prefill:
-            payload["prefill"] = {**(payload.get("prefill") or {}), **prefill}

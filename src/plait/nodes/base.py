@@ -157,6 +157,17 @@ class Node:
         """Check data delivered by `resume` before the run accepts it; raise NodeError to refuse."""
         return data
 
+    @classmethod
+    def task_hint_problems(cls, hints: Any) -> list[str] | None:
+        """Problems with an edge-LLM decider's `human` hints for a node of this type ([] when they
+        can be used); None: this type asks no one, so it takes no hints."""
+        return None
+
+    def apply_task_hints(
+        self, payload: dict[str, Any], hints: Mapping[str, Any] | None, decided: Any
+    ) -> None:
+        """Word this node's task from the decider's `human` hints and its `decided` input (in place)."""
+
     def accept_resume(self, data: Any, interrupt: Mapping[str, Any]) -> Any:
         """What the re-run node receives from `ctx.interrupt`: by default `validate_resume(data)`.
 

@@ -550,12 +550,18 @@ class RunService:
                 # else: another process owns it; its lease keeper sees cancel_requested.
         return run_summary(await self._row(run_id))
 
-    def _validate_resume(self, flow: Flow, node_id: str, data: Any) -> Any:
-        idx = flow.plan.by_key.get(node_id.lower())
+    def _validate_resume(self, flow: Flow, task: HumanTask, data: Any) -> Any:
+        """The node's own check of an answer, against the task as it was shown (an edge-LLM decider
+        may have added fields); the engine checks it again against the interrupt when resuming."""
+        idx = flow.plan.by_key.get(task.node_id.lower())
         if idx is None:
-            raise Conflict(f"node {node_id!r} is not waiting for input")
+            raise Conflict(f"node {task.node_id!r} is not waiting for input")
+        shown = {
+            "kind": task.kind,
+            "payload": {"message": task.message, "fields": task.fields, "actions": task.actions},
+        }
         try:
-            return flow.plan.nodes[idx].node.validate_resume(data)
+            return flow.plan.nodes[idx].node.accept_resume(data, shown)
         except NodeError as exc:
             details: dict[str, Any] = {"problems": _problems_of_message(exc.message)}
             if exc.hint:
@@ -592,7 +598,7 @@ class RunService:
         if task.expires_at is not None and task.expires_at <= time.time():
             await self._expire_due()
             raise Gone(f"the task of node {task.node_id!r} expired")
-        clean = self._validate_resume(flow, task.node_id, data)
+        clean = self._validate_resume(flow, task, data)
         done = await self.store.human_tasks.submit(task.token, clean)
         if done is None:
             again = await self.store.human_tasks.get(task.token)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from plait.nodes.base import Node, NodeContext, NodeError, NodeResult
 from plait.nodes.registry import register
@@ -53,6 +54,64 @@ class HumanNode(Node):
     def output_ports(cls, config: BaseModel) -> list[str]:
         return list(config.actions)  # type: ignore[attr-defined]
 
+    @classmethod
+    def task_hint_problems(cls, hints: Any) -> list[str]:
+        """The decider may word the task (`message`) and ask for more (`fields`, as in the config)."""
+        if not isinstance(hints, dict):
+            return ["human must be an object like {'message': '...', 'fields': [...]}"]
+        problems = []
+        if not isinstance(hints.get("message", ""), str):
+            problems.append("human.message must be a string")
+        fields = hints.get("fields")
+        if fields is not None and not isinstance(fields, list):
+            problems.append(
+                "human.fields must be a list of form fields like {'name': 'note', 'type': 'text'}"
+            )
+        names: list[str] = []
+        for i, raw in enumerate(fields if isinstance(fields, list) else []):
+            try:
+                names.append(HumanField.model_validate(raw).name)
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                where = ".".join(str(p) for p in err["loc"])
+                problems.append(f"human.fields[{i}]{'.' + where if where else ''}: {err['msg']}")
+        if len(set(names)) != len(names):
+            problems.append("human.fields: field names must be unique")
+        return problems
+
+    def apply_task_hints(
+        self, payload: dict[str, Any], hints: Mapping[str, Any] | None, decided: Any
+    ) -> None:
+        """`human.message` replaces the message; `human.fields` replace same-named fields and add the
+        others; keys of the decided input that are field names prefill the form."""
+        if hints and isinstance(hints.get("message"), str) and hints["message"]:
+            payload["message"] = hints["message"]
+        if hints and isinstance(hints.get("fields"), list):
+            extra: dict[str, HumanField] = {}
+            for raw in hints["fields"]:
+                field = HumanField.model_validate(raw)
+                extra[field.name] = field
+            fields = [
+                extra.pop(f["name"]).model_dump(exclude={"default"}) if f["name"] in extra else f
+                for f in payload["fields"]
+            ]
+            fields += [f.model_dump(exclude={"default"}) for f in extra.values()]
+            payload["fields"] = fields
+            defaults = {f.name: f.default for f in extra.values() if f.default is not None}
+            if defaults:
+                payload["prefill"] = {**payload.get("prefill", {}), **defaults}
+        if isinstance(decided, dict):
+            names = {f["name"] for f in payload["fields"]}
+            prefill = {k: v for k, v in decided.items() if k in names}
+            if prefill:
+                payload["prefill"] = {**payload.get("prefill", {}), **prefill}
+
+    def accept_resume(self, data: Any, interrupt: Mapping[str, Any]) -> Any:
+        """Checked against the form the person was shown (the decider may have added fields)."""
+        shown = (interrupt.get("payload") or {}).get("fields")
+        fields = [HumanField.model_validate(f) for f in shown] if isinstance(shown, list) else None
+        return self.validate_resume(data, fields)
+
     async def run(self, ctx: NodeContext) -> NodeResult:
         cfg: HumanConfig = self.config  # type: ignore[assignment]
         payload = {
@@ -62,13 +121,15 @@ class HumanNode(Node):
             "actions": cfg.actions,
             "assignees": cfg.assignees,
         }
+        # What `accept_resume` checked against the form that was shown.
         data = ctx.interrupt(payload, kind="human", blocking=cfg.blocking, timeout_s=cfg.timeout_s)
-        data = self.validate_resume(data)
         return NodeResult({**data["values"], "action": data["action"]}, ports=(data["action"],))
 
-    def validate_resume(self, data: Any) -> dict[str, Any]:
-        """Accept {"action": a, "values": {...}} or a flat dict of field values (+ optional action)."""
+    def validate_resume(self, data: Any, fields: list[HumanField] | None = None) -> dict[str, Any]:
+        """Accept {"action": a, "values": {...}} or a flat dict of field values (+ optional action).
+        `fields`: the form as shown (default: the configured fields)."""
         cfg: HumanConfig = self.config  # type: ignore[assignment]
+        fields = cfg.fields if fields is None else fields
         if data is None:
             data = {}
         if not isinstance(data, dict):
@@ -85,10 +146,10 @@ class HumanNode(Node):
             )
         problems = []
         clean: dict[str, Any] = {}
-        known = {f.name for f in cfg.fields}
+        known = {f.name for f in fields}
         for extra in sorted(set(values) - known):
             problems.append(f"{extra}: not a field of this form")
-        for f in cfg.fields:
+        for f in fields:
             value = values.get(f.name)
             if value is None or value == "":
                 if f.required:
