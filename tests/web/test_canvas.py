@@ -545,3 +545,7 @@ def test_the_run_inspector_lists_the_edge_llm_decisions(page: Any, live_server: 
     first = page.get_by_test_id("decision-1").inner_text()
     assert "Step 1: run triage" in first and "every ticket is triaged first" in first
     page.get_by_test_id("decision-2").wait_for()
+    # The editor follows the flow's active run: its decisions show in the side panel too.
+    page.goto("/flows/edge-decisions")
+    page.get_by_test_id("decision-2").wait_for()
+    assert "triage" in page.get_by_test_id("decision-1").inner_text()

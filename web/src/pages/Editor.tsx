@@ -3,6 +3,7 @@ import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from "r
 import { api, ApiError, request } from "../api";
 import FlowCanvas, { type CanvasHandle } from "../canvas/FlowCanvas";
 import { FlowSettings, NodeInspector } from "../editor/Inspector";
+import { DecisionList } from "../ui/DecisionList";
 import { Palette } from "../editor/Palette";
 import { hasInputs, RunDialog } from "../editor/RunDialog";
 import { RunsPanel, VersionsPanel } from "../editor/SidePanels";
@@ -578,7 +579,15 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
                 onDelete={() => onDelete([selectedNode.id], [])}
               />
             ) : (
-              <FlowSettings doc={shownDoc} problems={problems} readOnly={readOnly} onPatch={onFlowPatch} onSelectNode={selectNode} />
+              <>
+                {run.decisions && run.decisions.length > 0 && (
+                  <section className="inspector" aria-label="Decisions of the run">
+                    <h3>Decisions of this run</h3>
+                    <DecisionList decisions={run.decisions} />
+                  </section>
+                )}
+                <FlowSettings doc={shownDoc} problems={problems} readOnly={readOnly} onPatch={onFlowPatch} onSelectNode={selectNode} />
+              </>
             ))}
           {panel === "runs" && <RunsPanel flowId={flowId} refreshKey={`${run.runId}:${run.status}`} />}
           {panel === "versions" && <VersionsPanel flowId={flowId} refreshKey={versionsKey} viewing={viewing?.version ?? null} onView={setViewing} onRestore={restore} />}
