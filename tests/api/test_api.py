@@ -426,3 +426,48 @@ async def test_a_human_task_has_the_fields_the_edge_llm_decider_added(client: ht
     body = await wait_status(client, body["id"], {"completed", "failed"})
     assert body["status"] == "completed", body
     assert body["nodes"]["review"]["output"] == {"amount": 120, "action": "submit"}
+
+
+async def test_a_sub_flow_asks_people_through_its_parents_tasks(client: httpx.AsyncClient) -> None:
+    child = {
+        "schema": "plait/flow@1",
+        "id": "child-ask",
+        "nodes": [
+            {"id": "start", "type": "start"},
+            {
+                "id": "ask",
+                "type": "human",
+                "config": {"message": "Amount?", "fields": [{"name": "amount", "type": "integer"}]},
+            },
+            {"id": "out", "type": "output", "config": {"name": "amount", "value": "{{ask.amount}}"}},
+        ],
+        "edges": [
+            {"source": "start", "target": "ask"},
+            {"source": "ask", "source_port": "submit", "target": "out"},
+        ],
+    }
+    parent = {
+        "schema": "plait/flow@1",
+        "id": "parent-ask",
+        "nodes": [
+            {"id": "start", "type": "start"},
+            {"id": "sub", "type": "subflow", "config": {"flow": "child-ask", "inputs": {}}},
+            {"id": "out", "type": "output", "config": {"name": "got", "value": "{{sub.amount}}"}},
+        ],
+        "edges": [{"source": "start", "target": "sub"}, {"source": "sub", "target": "out"}],
+    }
+    await make_flow(client, child)
+    await make_flow(client, parent)
+    body = (await client.post("/api/v1/flows/parent-ask/runs", json={"inputs": {}})).json()
+    assert body["status"] == "waiting", body
+    (task,) = body["tasks"]
+    assert task["node_id"] == "sub" and task["message"] == "Amount?"
+    shown = (await client.get(f"/api/v1/human-tasks/{task['token']}")).json()
+    assert [f["name"] for f in shown["fields"]] == ["amount"]
+    r = await client.post(f"/api/v1/human-tasks/{task['token']}/submit", json={"values": {"amount": "many"}})
+    assert r.status_code == 422 and "amount" in r.text  # refused before the run resumes
+    r = await client.post(f"/api/v1/human-tasks/{task['token']}/submit", json={"values": {"amount": "7"}})
+    assert r.status_code == 200, r.text
+    done = await wait_status(client, body["id"], {"completed", "failed"})
+    assert done["status"] == "completed", done
+    assert done["outputs"] == {"got": 7}

@@ -378,20 +378,80 @@ async def test_subflow_by_id_from_an_async_loader():
     assert missing.status == "failed" and "sub-flow 'child' not found" in missing.error
 
 
-async def test_a_subflow_that_waits_for_people_fails_its_node_clearly():
-    child = flow(
+def _asking_child() -> dict:
+    """A child flow that asks two people in turn, then outputs both answers."""
+    return flow(
         [
-            {"id": "ask", "type": "human", "config": {"message": "ok?", "actions": ["yes"]}},
-            {"id": "o", "type": "output", "config": {"value": "done"}},
+            {
+                "id": "ask",
+                "type": "human",
+                "config": {
+                    "message": "Amount for {{inputs.who}}?",
+                    "fields": [{"name": "amount", "type": "number"}],
+                },
+            },
+            {"id": "check", "type": "human", "config": {"message": "Sure?", "actions": ["yes", "no"]}},
+            {"id": "o", "type": "output", "config": {"name": "amount", "value": "{{ask.amount}}"}},
+            {"id": "o2", "type": "output", "config": {"name": "checked", "value": "{{check.action}}"}},
         ],
-        [{"source": "ask", "source_port": "yes", "target": "o"}],
+        [
+            {"source": "ask", "source_port": "submit", "target": "check"},
+            {"source": "check", "source_port": "yes", "target": "o"},
+            {"source": "check", "source_port": "yes", "target": "o2"},
+        ],
         id="child",
     )
-    parent = flow([{"id": "sub", "type": "subflow", "config": {"flow": "child"}}])
-    result = await plait.run(parent, flows={"child": child})
-    assert result.status == "failed"
-    assert "sub-flow 'child' paused for input at node ask: a sub-flow cannot wait for people" in result.error
-    assert "move the human or approval step into this flow" in result.error
+
+
+async def test_a_subflow_waits_for_people_through_its_parent():
+    """The child's tasks become the parent's (the subflow node waits); answers resume the child
+    from the state the parent's checkpoint kept, however many times it asks."""
+    parent = flow(
+        [
+            {"id": "sub", "type": "subflow", "config": {"flow": "child", "inputs": {"who": "Ada"}}},
+            {
+                "id": "o",
+                "type": "output",
+                "config": {"name": "total", "value": "{{sub.amount}} ({{sub.checked}})"},
+            },
+        ],
+        [("sub", "o")],
+    )
+    cp = InMemoryCheckpointer()
+    first = await plait.run(parent, checkpointer=cp, flows={"child": _asking_child()})
+    assert first.status == "waiting", first.error
+    task = first.interrupt
+    assert task["node_id"] == "sub" and task["kind"] == "human"
+    assert task["payload"]["message"] == "Amount for Ada?"
+    assert [f["name"] for f in task["payload"]["fields"]] == ["amount"]
+    assert task["payload"]["subflow"]["node"] == "ask"
+
+    with pytest.raises(Exception, match="amount: must be a number"):
+        await plait.resume(
+            parent, first.run_id, {"amount": "lots"}, checkpointer=cp, flows={"child": _asking_child()}
+        )
+    second = await plait.resume(
+        parent, first.run_id, {"amount": "12.5"}, checkpointer=cp, flows={"child": _asking_child()}
+    )
+    assert second.status == "waiting", second.error
+    assert second.interrupt["payload"]["message"] == "Sure?" and second.interrupt["payload"]["actions"] == [
+        "yes",
+        "no",
+    ]
+    third = await plait.resume(
+        parent, first.run_id, {"action": "yes"}, checkpointer=cp, flows={"child": _asking_child()}
+    )
+    assert third.status == "completed", third.error
+    assert third.outputs == {"total": "12.5 (yes)"}
+    assert third.nodes["sub"].output == {"amount": 12.5, "checked": "yes"}
+
+
+async def test_a_waiting_subflow_makes_its_parent_wait():
+    parent = flow([{"id": "sub", "type": "subflow", "config": {"flow": "child", "inputs": {"who": "x"}}}])
+    result = await plait.run(parent, flows={"child": _asking_child()})
+    assert (
+        result.status == "waiting" and result.interrupt["node_id"] == "sub"
+    )  # resumable with a checkpointer
 
 
 async def test_restore_numbers_events_on_from_last_seq_without_the_event_log():

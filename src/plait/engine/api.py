@@ -7,6 +7,7 @@ import copy
 import functools
 import hashlib
 import json
+import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
@@ -16,12 +17,12 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from plait.engine.checkpoint import Checkpointer, InMemoryCheckpointer, NodeDelta
+from plait.engine.checkpoint import Checkpoint, Checkpointer, InMemoryCheckpointer, NodeDelta
 from plait.engine.events import EventSink
 from plait.engine.plan import Plan, compile_flow
 from plait.engine.policy_edge import EdgeRunner
 from plait.engine.runner import ProviderSource, ResumeError, Runner, RunResult, RunServices
-from plait.nodes.base import NodeError
+from plait.nodes.base import InterruptRequest, NodeError
 from plait.nodes.registry import NodeRegistry, default_registry
 from plait.spec.loader import parse_document, read_document_data
 from plait.spec.models import FlowDocument
@@ -343,7 +344,7 @@ def _subflow_resolver(
     env: Mapping[str, Any] | None,
     flows: FlowSource | None,
 ) -> Any:
-    async def resolve(ref: str, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    async def resolve(ref: str, inputs: dict[str, Any], ctx: Any, resume: Any = None) -> dict[str, Any]:
         depth = ctx.runner.services.depth + 1
         if depth > MAX_SUBFLOW_DEPTH:
             raise NodeError(
@@ -352,32 +353,39 @@ def _subflow_resolver(
                 retryable=False,
             )
         child_flow = await _find_flow(parent, ref, flows)
-        try:
-            data = validate_inputs(child_flow, inputs)
-        except RunInputError as exc:
-            raise NodeError(f"sub-flow {ref!r}: {exc}", retryable=False) from None
-        child = _make_runner(
-            child_flow,
-            f"{ctx.run_id}.{ctx.node_id}",
-            data,
-            checkpointer=checkpointer,
-            on_event=None,
-            env=env,
-            flows=flows,
-            timeout_s=None,
-            depth=depth,
-            providers=ctx.runner.services.providers,
-            tools=ctx.runner.services.tools,
-        )
-        child.services.depth = depth
-        result = await child.start()
+        child_id = f"{ctx.run_id}.{ctx.node_id}"
+        # The child's checkpoints stay in memory: when it waits for people its state travels in
+        # the parent's interrupt (checkpointed with the parent), and the answer brings it back.
+        memory = InMemoryCheckpointer()
+        options: dict[str, Any] = {
+            "on_event": None,
+            "env": env,
+            "flows": flows,
+            "timeout_s": None,
+            "depth": depth,
+            "providers": ctx.runner.services.providers,
+            "tools": ctx.runner.services.tools,
+        }
+        state = resume.get("subflow") if isinstance(resume, dict) else None
+        if state:
+            memory.runs[child_id] = Checkpoint.from_dict(state["checkpoint"])
+            child = await _restored(child_flow, child_id, memory, **options)
+            child.services.depth = depth
+            try:
+                await child.deliver_resume(state["node"], resume.get("answer"))
+            except ResumeError as exc:
+                raise NodeError(f"sub-flow {ref!r}: {exc}", retryable=False) from None
+            result = await child.continue_()
+        else:
+            try:
+                data = validate_inputs(child_flow, inputs)
+            except RunInputError as exc:
+                raise NodeError(f"sub-flow {ref!r}: {exc}", retryable=False) from None
+            child = _make_runner(child_flow, child_id, data, checkpointer=memory, **options)
+            child.services.depth = depth
+            result = await child.start()
         if result.status == "waiting":
-            where = ", ".join(sorted({str(i.get("node_id") or i.get("id")) for i in result.interrupts}))
-            raise NodeError(
-                f"sub-flow {ref!r} paused for input at node {where}: a sub-flow cannot wait for people",
-                hint="move the human or approval step into this flow, before or after the subflow node",
-                retryable=False,
-            )
+            raise _child_waiting(ref, result, memory.runs[child_id])
         if result.status != "completed":
             raise NodeError(f"sub-flow {ref!r} ended {result.status}: {result.error or ''}".rstrip(": "))
         return result.outputs
@@ -391,6 +399,31 @@ def _document_id(path: Path) -> str | None:
     except FlowValidationError:
         return None
     return data.get("id") if isinstance(data.get("id"), str) else None
+
+
+def _child_waiting(ref: str, result: RunResult, checkpoint: Checkpoint) -> Exception:
+    """What the subflow node raises for a child waiting for people: an interrupt with the child's
+    task as it is, plus `subflow` (the child's waiting node and state) for `SubflowNode.accept_resume`."""
+    pending = result.interrupt
+    assert pending is not None
+    if len(result.interrupts) > 1:
+        names = ", ".join(str(i["node_id"]) for i in result.interrupts)
+        return NodeError(
+            f"sub-flow {ref!r} waits for several people at once ({names})",
+            hint="make its human steps blocking, or put them in this flow",
+            retryable=False,
+        )
+    expires = pending.get("expires_at")
+    payload = {
+        **pending["payload"],
+        "subflow": {"flow": ref, "node": pending["node_id"], "checkpoint": checkpoint.to_dict()},
+    }
+    return InterruptRequest(
+        payload,
+        kind=pending["kind"],
+        blocking=True,
+        timeout_s=max(expires - time.time(), 0.001) if expires else None,
+    )
 
 
 async def _find_flow(parent: Flow, ref: str, flows: FlowSource | None) -> Flow:

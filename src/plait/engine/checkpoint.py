@@ -9,7 +9,7 @@ just the run record plus its list of deltas.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from plait.engine.events import Event
@@ -69,6 +69,31 @@ class Checkpoint:
     # The highest event seq stored (what a restored run numbers on from), also when `events` was
     # not loaded; 0 for a run without events.
     last_seq: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready state, events left out (`last_seq` stands for them): what a sub-flow waiting
+        for people keeps in its parent's interrupt."""
+        last_seq = max(self.last_seq, self.events[-1].seq if self.events else 0)
+        return {
+            "run": asdict(self.run),
+            "deltas": [asdict(d) for d in self.deltas],
+            "decisions": self.decisions,
+            "last_seq": last_seq,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Checkpoint:
+        deltas = []
+        for raw in data["deltas"]:
+            delta = NodeDelta(**raw)
+            if delta.ports is not None:
+                delta.ports = tuple(delta.ports)
+            if delta.input is not None:
+                delta.input = tuple(tuple(edge) for edge in delta.input)  # type: ignore[misc]
+            deltas.append(delta)
+        return cls(
+            RunRecord(**data["run"]), deltas, [], list(data.get("decisions") or []), data.get("last_seq", 0)
+        )
 
 
 class Checkpointer(Protocol):

@@ -136,7 +136,7 @@ class RunServices:
         tools: ToolRegistry | None = None,
         mcp_servers: Mapping[str, Any] | None = None,
     ) -> None:
-        self.resolve_flow = resolve_flow  # async (ref, runner) -> (Flow) for subflow nodes
+        self.resolve_flow = resolve_flow  # async (ref, inputs, ctx, resume) -> outputs, for subflow nodes
         self.registry = registry
         self.depth = depth
         self.providers = providers  # None: the default registry of plait.llm
@@ -838,13 +838,13 @@ class NodeRunContext:
             )
         return child.collect_outputs()
 
-    async def run_flow(self, ref: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    async def run_flow(self, ref: str, inputs: Mapping[str, Any], *, resume: Any = None) -> dict[str, Any]:
         resolve = self.runner.services.resolve_flow
         if resolve is None:
             raise NodeError(
                 "sub-flows are not available in this run", hint="pass `flows=` or load from a file"
             )
-        return await resolve(ref, dict(inputs), self)
+        return await resolve(ref, dict(inputs), self, resume)
 
 
 def _format_error(exc: NodeError) -> str:

@@ -99,8 +99,10 @@ class NodeContext(Protocol):
     async def run_body(self, body: Any, *, aliases: Mapping[str, Any], inputs: Any = None) -> Any:
         """Run a compiled sub-graph (loop/map body) with alias roots; returns its outputs."""
 
-    async def run_flow(self, ref: str, inputs: Mapping[str, Any]) -> Any:
-        """Run another flow (by path or id) as a child run; returns its outputs."""
+    async def run_flow(self, ref: str, inputs: Mapping[str, Any], *, resume: Any = None) -> Any:
+        """Run another flow (by path or id) as a child run; returns its outputs. A child that waits
+        for people raises `InterruptRequest` with its task (and its state); `resume` is the answer
+        as the subflow node accepted it, to continue that child."""
 
 
 class EmptyConfig(BaseModel):

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from plait.nodes.base import Node, NodeContext, NodeError
+from plait.nodes.base import InterruptRequest, Node, NodeContext, NodeError
 from plait.nodes.builtin._conditions import Condition, evaluate
+from plait.nodes.builtin.human import HumanConfig, HumanNode
 from plait.nodes.registry import register
 from plait.spec.models import GraphSpec
 
@@ -167,4 +169,20 @@ class SubflowNode(Node):
             inputs = ctx.render(cfg.inputs)
         else:
             inputs = ctx.input if isinstance(ctx.input, dict) else {}
-        return await ctx.run_flow(cfg.flow, inputs)
+        try:  # answering a person the child waited for (see accept_resume)?
+            resumed = ctx.interrupt({}, kind="subflow")
+        except InterruptRequest:
+            resumed = None
+        return await ctx.run_flow(cfg.flow, inputs, resume=resumed)
+
+    def accept_resume(self, data: Any, interrupt: Mapping[str, Any]) -> Any:
+        """The answer for the child's waiting node, with the child's state from the interrupt. A
+        human task's answer is checked here against the form as shown (so a bad one is refused
+        before the run resumes); the child's node checks it again."""
+        if isinstance(data, dict) and set(data) == {"answer", "subflow"}:
+            data = data["answer"]  # accepted once already (the task route checks before resuming)
+        payload = interrupt.get("payload") or {}
+        if interrupt.get("kind") == "human" and isinstance(payload.get("fields"), list):
+            form = HumanConfig(fields=payload["fields"], actions=payload.get("actions") or ["submit"])
+            data = HumanNode(self.id, form).validate_resume(data)
+        return {"answer": data, "subflow": payload.get("subflow")}
