@@ -473,3 +473,19 @@ async def test_restore_numbers_events_on_from_last_seq_without_the_event_log():
     seqs = [e.seq for e in (await cp.load(first.run_id)).events]
     assert seqs == sorted(set(seqs)) and seqs[0] == 1
     assert resumed.events[0].seq == first.events[-1].seq + 1
+
+
+async def test_a_subflow_waiting_for_several_people_at_once_fails_clearly():
+    ask = {"message": "?", "blocking": False}
+    child = flow(
+        [
+            {"id": "a", "type": "human", "config": ask},
+            {"id": "b", "type": "human", "config": ask},
+        ],
+        id="child",
+    )
+    parent = flow([{"id": "sub", "type": "subflow", "config": {"flow": "child"}}])
+    result = await plait.run(parent, checkpointer=InMemoryCheckpointer(), flows={"child": child})
+    assert result.status == "failed"
+    assert "sub-flow 'child' waits for several people at once (a, b)" in result.error
+    assert "make its human steps blocking" in result.error
