@@ -444,6 +444,11 @@ async def test_a_subflow_waits_for_people_through_its_parent():
     assert third.status == "completed", third.error
     assert third.outputs == {"total": "12.5 (yes)"}
     assert third.nodes["sub"].output == {"amount": 12.5, "checked": "yes"}
+    # The child's node events are in the parent's log as sub/<node>; its tasks only as the parent's.
+    log = [(e.type, e.node_id) for e in (await cp.load(first.run_id)).events]
+    assert ("node_finished", "sub/o") in log and ("node_started", "sub/check") in log
+    assert ("waiting", "sub") in log and not any(t == "waiting" and n.startswith("sub/") for t, n in log if n)
+    assert not any(t in ("run_started", "run_finished") and n for t, n in log)
 
 
 async def test_a_waiting_subflow_makes_its_parent_wait():

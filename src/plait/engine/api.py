@@ -17,8 +17,9 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from plait.engine import events as ev
 from plait.engine.checkpoint import Checkpoint, Checkpointer, InMemoryCheckpointer, NodeDelta
-from plait.engine.events import EventSink
+from plait.engine.events import Event, EventSink
 from plait.engine.plan import Plan, compile_flow
 from plait.engine.policy_edge import EdgeRunner
 from plait.engine.runner import ProviderSource, ResumeError, Runner, RunResult, RunServices
@@ -357,8 +358,14 @@ def _subflow_resolver(
         # The child's checkpoints stay in memory: when it waits for people its state travels in
         # the parent's interrupt (checkpointed with the parent), and the answer brings it back.
         memory = InMemoryCheckpointer()
+
+        def forward(event: Event) -> None:  # the child's node events, as `sub/<node>` in the parent's log
+            if event.type in _FORWARDED_CHILD_EVENTS:
+                node_id = f"{ctx.node_id}/{event.node_id}" if event.node_id else ctx.node_id
+                ctx.runner.emit(event.type, node_id, event.data)
+
         options: dict[str, Any] = {
-            "on_event": None,
+            "on_event": forward,
             "env": env,
             "flows": flows,
             "timeout_s": None,
@@ -399,6 +406,14 @@ def _document_id(path: Path) -> str | None:
     except FlowValidationError:
         return None
     return data.get("id") if isinstance(data.get("id"), str) else None
+
+
+# Node-level events only: run_started/run_finished are the node's own, a `waiting` would make the
+# server open a second task (the subflow node's interrupt carries the child's), and edge labels
+# could collide with the parent's.
+_FORWARDED_CHILD_EVENTS = frozenset(
+    {ev.NODE_STARTED, ev.NODE_TOKEN, ev.NODE_TOOL_CALL, ev.NODE_RETRYING, ev.NODE_FINISHED, ev.NODE_SKIPPED}
+)
 
 
 def _child_waiting(ref: str, result: RunResult, checkpoint: Checkpoint) -> Exception:
