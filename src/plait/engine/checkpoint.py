@@ -70,15 +70,19 @@ class Checkpoint:
     # not loaded; 0 for a run without events.
     last_seq: int = 0
 
+    @property
+    def highest_seq(self) -> int:
+        """The seq a restored run numbers on from: `last_seq`, or the loaded events' last one."""
+        return max(self.last_seq, self.events[-1].seq if self.events else 0)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready state, events left out (`last_seq` stands for them): what a sub-flow waiting
         for people keeps in its parent's interrupt."""
-        last_seq = max(self.last_seq, self.events[-1].seq if self.events else 0)
         return {
             "run": asdict(self.run),
             "deltas": [asdict(d) for d in self.deltas],
             "decisions": self.decisions,
-            "last_seq": last_seq,
+            "last_seq": self.highest_seq,
         }
 
     @classmethod
@@ -165,8 +169,7 @@ class InMemoryCheckpointer:
         cp = self.runs.get(run_id)
         if cp is None:
             return None
-        last_seq = cp.events[-1].seq if cp.events else 0
-        return Checkpoint(cp.run, cp.deltas, cp.events if events else [], cp.decisions, last_seq)
+        return Checkpoint(cp.run, cp.deltas, cp.events if events else [], cp.decisions, cp.highest_seq)
 
     def truncated(self, run_id: str, n_deltas: int) -> InMemoryCheckpointer:
         """A copy holding the run as it was after its first `n_deltas` deltas (crash simulation)."""

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -34,7 +33,7 @@ from typing import Any
 from plait.engine import events as ev
 from plait.engine.checkpoint import Checkpoint, NodeDelta
 from plait.engine.plan import Plan, PlanNode
-from plait.engine.runner import NodeRun, Runner, RunResult, _Outcome
+from plait.engine.runner import NodeRun, Runner, RunResult, _Outcome, lookup_secret
 from plait.llm.base import ChatRequest, Message, Provider, ProviderError, Usage
 from plait.llm.chat import chat_with, resolve
 from plait.spec.models import DeciderSettings, FlowDocument
@@ -429,10 +428,7 @@ class EdgeRunner(Runner):
 
     def secret(self, name: str) -> str | None:
         """A key by name for the decider's provider: the run's stored variables, then the environment."""
-        value = self.env.get(name)
-        if value is None:
-            value = os.environ.get(name)
-        return None if value is None else str(value)
+        return lookup_secret(self.env, name)
 
     async def _ask(self, request: ChatRequest) -> Any:
         provider, models = self.provider()

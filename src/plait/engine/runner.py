@@ -668,7 +668,7 @@ class Runner:
     # ----------------------------------------------------------------- restore / resume / reuse
     def restore(self, checkpoint: Checkpoint) -> None:
         """Rebuild the scheduler from a checkpoint by replaying its deltas (no node is executed)."""
-        self._seq = max(checkpoint.last_seq, checkpoint.events[-1].seq if checkpoint.events else 0)
+        self._seq = checkpoint.highest_seq
         if checkpoint.run.status == "running" and self._seq:
             # A crashed process may have streamed events it never saved (live SSE clients saw
             # their seqs): new events must not reuse those numbers, or a client re-attaching
@@ -734,6 +734,14 @@ class Runner:
         self.node_runs.setdefault(idx, NodeRun(node_id))
         await self._complete(idx, _Outcome("error", error="the human task expired before anyone answered"))
         return await self._finish("failed")
+
+
+def lookup_secret(variables: Mapping[str, Any], name: str) -> str | None:
+    """A secret by name: the stored variables first, then the process environment."""
+    value = variables.get(name)
+    if value is None:
+        value = os.environ.get(name)
+    return None if value is None else str(value)
 
 
 class ResumeError(ValueError):
@@ -805,11 +813,7 @@ class NodeRunContext:
         return self.runner.services
 
     def secret(self, name: str) -> str | None:
-        """A secret by name: the run's stored variables (`env`) first, then the process environment."""
-        value = self.runner.env.get(name)
-        if value is None:
-            value = os.environ.get(name)
-        return None if value is None else str(value)
+        return lookup_secret(self.runner.env, name)
 
     async def run_body(self, body: str, *, aliases: Mapping[str, Any], inputs: Any = None) -> dict[str, Any]:
         """Run one of this node's bodies to completion; returns its outputs. Body failures raise NodeError."""

@@ -9,12 +9,12 @@ validator, the variable store), so the editor never disagrees with a run about w
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 from typing import Any
 
 from pydantic import ValidationError
 
+from plait.engine.runner import lookup_secret
 from plait.nodes.base import Node
 from plait.nodes.builtin.component import describe_component
 from plait.nodes.registry import NodeRegistry, default_registry
@@ -212,8 +212,7 @@ class _SecretsContext:
         self.values = values
 
     def secret(self, name: str) -> str | None:
-        value = self.values.get(name, os.environ.get(name))
-        return None if value is None else str(value)
+        return lookup_secret(self.values, name)
 
 
 def _tool_entry(tool: Tool, ref: str) -> dict[str, Any]:

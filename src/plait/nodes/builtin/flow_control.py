@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from plait.nodes.base import InterruptRequest, Node, NodeContext, NodeError
 from plait.nodes.builtin._conditions import Condition, evaluate
-from plait.nodes.builtin.human import HumanConfig, HumanNode
+from plait.nodes.builtin.human import check_answer
 from plait.nodes.registry import register
 from plait.spec.models import GraphSpec
 
@@ -183,6 +183,5 @@ class SubflowNode(Node):
             data = data["answer"]  # accepted once already (the task route checks before resuming)
         payload = interrupt.get("payload") or {}
         if interrupt.get("kind") == "human" and isinstance(payload.get("fields"), list):
-            form = HumanConfig(fields=payload["fields"], actions=payload.get("actions") or ["submit"])
-            data = HumanNode(self.id, form).validate_resume(data)
+            data = check_answer(data, payload, fields=[], actions=["submit"])
         return {"answer": data, "subflow": payload.get("subflow")}

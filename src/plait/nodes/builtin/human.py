@@ -108,9 +108,8 @@ class HumanNode(Node):
 
     def accept_resume(self, data: Any, interrupt: Mapping[str, Any]) -> Any:
         """Checked against the form the person was shown (the decider may have added fields)."""
-        shown = (interrupt.get("payload") or {}).get("fields")
-        fields = [HumanField.model_validate(f) for f in shown] if isinstance(shown, list) else None
-        return self.validate_resume(data, fields)
+        cfg: HumanConfig = self.config  # type: ignore[assignment]
+        return check_answer(data, interrupt.get("payload") or {}, fields=cfg.fields, actions=cfg.actions)
 
     async def run(self, ctx: NodeContext) -> NodeResult:
         cfg: HumanConfig = self.config  # type: ignore[assignment]
@@ -125,43 +124,52 @@ class HumanNode(Node):
         data = ctx.interrupt(payload, kind="human", blocking=cfg.blocking, timeout_s=cfg.timeout_s)
         return NodeResult({**data["values"], "action": data["action"]}, ports=(data["action"],))
 
-    def validate_resume(self, data: Any, fields: list[HumanField] | None = None) -> dict[str, Any]:
-        """Accept {"action": a, "values": {...}} or a flat dict of field values (+ optional action).
-        `fields`: the form as shown (default: the configured fields)."""
+    def validate_resume(self, data: Any) -> dict[str, Any]:
         cfg: HumanConfig = self.config  # type: ignore[assignment]
-        fields = cfg.fields if fields is None else fields
-        if data is None:
-            data = {}
-        if not isinstance(data, dict):
-            raise NodeError("human input must be an object of field values", retryable=False)
-        if "values" in data and isinstance(data["values"], dict):
-            action, values = data.get("action"), dict(data["values"])
-        else:
-            values = {k: v for k, v in data.items() if k != "action"}
-            action = data.get("action")
-        action = action or cfg.actions[0]
-        if action not in cfg.actions:
-            raise NodeError(
-                f"unknown action {action!r}", hint=f"use one of: {', '.join(cfg.actions)}", retryable=False
-            )
-        problems = []
-        clean: dict[str, Any] = {}
-        known = {f.name for f in fields}
-        for extra in sorted(set(values) - known):
-            problems.append(f"{extra}: not a field of this form")
-        for f in fields:
-            value = values.get(f.name)
-            if value is None or value == "":
-                if f.required:
-                    problems.append(f"{f.name}: required")
-                continue
-            try:
-                clean[f.name] = _coerce(f, value)
-            except ValueError as exc:
-                problems.append(f"{f.name}: {exc}")
-        if problems:
-            raise NodeError("invalid human input: " + "; ".join(problems), retryable=False)
-        return {"action": action, "values": clean}
+        return check_answer(data, {}, fields=cfg.fields, actions=cfg.actions)
+
+
+def check_answer(
+    data: Any, form: Mapping[str, Any], *, fields: list[HumanField], actions: list[str]
+) -> dict[str, Any]:
+    """A person's answer checked and coerced: {"action": a, "values": {...}} or a flat dict of field
+    values (+ optional action). `form` is the task as shown: its `fields` and `actions`, when it
+    has them, win over the `fields` and `actions` given."""
+    if isinstance(form.get("fields"), list):
+        fields = [HumanField.model_validate(f) for f in form["fields"]]
+    actions = form.get("actions") or actions
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise NodeError("human input must be an object of field values", retryable=False)
+    if "values" in data and isinstance(data["values"], dict):
+        action, values = data.get("action"), dict(data["values"])
+    else:
+        values = {k: v for k, v in data.items() if k != "action"}
+        action = data.get("action")
+    action = action or actions[0]
+    if action not in actions:
+        raise NodeError(
+            f"unknown action {action!r}", hint=f"use one of: {', '.join(actions)}", retryable=False
+        )
+    problems = []
+    clean: dict[str, Any] = {}
+    known = {f.name for f in fields}
+    for extra in sorted(set(values) - known):
+        problems.append(f"{extra}: not a field of this form")
+    for f in fields:
+        value = values.get(f.name)
+        if value is None or value == "":
+            if f.required:
+                problems.append(f"{f.name}: required")
+            continue
+        try:
+            clean[f.name] = _coerce(f, value)
+        except ValueError as exc:
+            problems.append(f"{f.name}: {exc}")
+    if problems:
+        raise NodeError("invalid human input: " + "; ".join(problems), retryable=False)
+    return {"action": action, "values": clean}
 
 
 def _coerce(field: HumanField, value: Any) -> Any:
