@@ -1,0 +1,50 @@
+"""plait's one error base: every error a person may read carries a `code`, a `message` and a `hint`.
+
+The tree (each layer's errors derive from `PlaitError`; `str(error)` is the message, then
+"(fix: hint)" when there is a hint):
+
+    PlaitError
+    ├── spec.problems.FlowValidationError      a flow document has problems (all of them)
+    ├── expr.refs.TemplateError                 a reference or template cannot be parsed
+    ├── net.guard.BlockedURLError               the SSRF guard refused a URL
+    ├── llm.base.ProviderError                  a model call failed (and its subclasses)
+    ├── tools.base.ToolError                    a tool call failed
+    ├── nodes.base.NodeError                    a node failed cleanly (what the run shows)
+    ├── engine errors                           RunInputError, RunNotFoundError, ResumeError, ...
+    ├── store errors                            SecretKeyError, DecryptionError
+    └── service.errors.ServiceError             NotFound, Conflict, Gone, Invalid, Unauthorized
+
+Foreign errors (httpx, SQLAlchemy, an SDK's) are translated where they enter plait, with
+`raise PlaitError(...) from exc` so logs keep the cause. The HTTP layer maps `PlaitError` once.
+Subclasses that need to stay catchable as a built-in (`ValueError`, `LookupError`) list it as a
+second base.
+"""
+
+from __future__ import annotations
+
+
+class PlaitError(Exception):
+    """A failure a person can act on. `code` is stable (machines switch on it), `message` says
+    what went wrong, `hint` how to fix it (or None)."""
+
+    code: str = "error"
+
+    def __init__(self, message: str, *, hint: str | None = None, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        if code is not None:
+            self.code = code
+
+    def __str__(self) -> str:
+        return f"{self.message} (fix: {self.hint})" if self.hint else self.message
+
+    def to_dict(self) -> dict[str, str]:
+        """The wire form: `{code, message, hint?}`."""
+        out = {"code": self.code, "message": self.message}
+        if self.hint:
+            out["hint"] = self.hint
+        return out
+
+
+__all__ = ["PlaitError"]
