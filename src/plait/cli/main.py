@@ -75,29 +75,30 @@ class _Progress:
         self.console = console
 
     def __call__(self, event: Event) -> None:
-        t, node, data = event.type, event.node_id, event.data or {}
-        if t == ev.NODE_STARTED:
-            attempt = f" (attempt {data['attempt']})" if data.get("attempt", 1) > 1 else ""
-            self.console.print(f"[cyan]▶[/] {node} [dim]{data.get('node_type', '')} running{attempt}[/]")
-        elif t == ev.NODE_FINISHED:
-            ms = f"{data.get('duration_ms', 0):.1f} ms"
-            if data.get("ok"):
-                branch = f" → {', '.join(data['branch'])}" if data.get("branch") else ""
-                self.console.print(f"[green]✓[/] {node} [dim]ok {ms}{branch}[/]")
-            else:
-                self.console.print(f"[red]✗[/] {node} [red]error[/] [dim]{ms}[/]: {data.get('error')}")
-        elif t == ev.NODE_SKIPPED:
-            self.console.print(f"[dim]⊘ {node} skipped[/]")
-        elif t == ev.NODE_RETRYING:
-            self.console.print(f"[yellow]↻[/] {node} failed ({data.get('error')}), retrying")
-        elif t == ev.WAITING:
-            self.console.print(f"[yellow]⏸[/] {node} waiting for input")
-        elif t == ev.DECISION:  # edge-LLM flows: what the decider chose, and why
-            chosen = ", ".join(item["node"] for item in data.get("next", [])) or "-"
-            skips = f", skip {', '.join(data['skips'])}" if data.get("skips") else ""
-            reason = f": {data['reason']}" if data.get("reason") else ""
-            text = escape(f"{data.get('mode')} {chosen}{skips}{reason}")
-            self.console.print(f"[magenta]◆[/] decision {data.get('step')} [dim]{text}[/]", highlight=False)
+        node, data = event.node_id, event.data
+        match data:
+            case ev.NodeStarted(node_type=node_type, attempt=attempt):
+                again = f" (attempt {attempt})" if attempt > 1 else ""
+                self.console.print(f"[cyan]▶[/] {node} [dim]{node_type} running{again}[/]")
+            case ev.NodeFinished(ok=ok, branch=branch, error=error, duration_ms=duration_ms):
+                ms = f"{duration_ms or 0:.1f} ms"
+                if ok:
+                    fired = f" → {', '.join(branch)}" if branch else ""
+                    self.console.print(f"[green]✓[/] {node} [dim]ok {ms}{fired}[/]")
+                else:
+                    self.console.print(f"[red]✗[/] {node} [red]error[/] [dim]{ms}[/]: {error}")
+            case ev.NodeSkipped():
+                self.console.print(f"[dim]⊘ {node} skipped[/]")
+            case ev.NodeRetrying(error=error):
+                self.console.print(f"[yellow]↻[/] {node} failed ({error}), retrying")
+            case ev.Waiting():
+                self.console.print(f"[yellow]⏸[/] {node} waiting for input")
+            case ev.Decision():  # edge-LLM flows: what the decider chose, and why
+                chosen = ", ".join(item["node"] for item in data.next) or "-"
+                skips = f", skip {', '.join(data.skips)}" if data.skips else ""
+                reason = f": {data.reason}" if data.reason else ""
+                text = escape(f"{data.mode} {chosen}{skips}{reason}")
+                self.console.print(f"[magenta]◆[/] decision {data.step} [dim]{text}[/]", highlight=False)
 
 
 @app.command("run")
@@ -188,15 +189,12 @@ def run_remote(server: str, flow_id: str, inputs: dict[str, Any], api_key: str |
             for event in _sse_events(resp.iter_lines()):
                 if progress is not None:
                     progress(event)
-                if event.type == ev.WAITING:
-                    print(
-                        json.dumps(
-                            {"status": "waiting", "run_id": event.run_id, "task": event.data}, default=str
-                        )
-                    )
+                if isinstance(event.data, ev.Waiting):
+                    waiting = {"status": "waiting", "run_id": event.run_id, "task": event.data.wire()}
+                    print(json.dumps(waiting, default=str))
                     return EXIT_WAITING
-                if event.type == ev.RUN_FINISHED:
-                    final = {"run_id": event.run_id, **(event.data or {})}
+                if isinstance(event.data, ev.RunFinished):
+                    final = {"run_id": event.run_id, **event.data.wire()}
                     break
     except httpx.HTTPError as exc:
         err_console.print(f"[red]cannot reach {server}: {exc}[/]")
@@ -226,15 +224,7 @@ def _sse_events(lines: Any) -> Any:
         elif not line and data_lines:
             payload = json.loads("\n".join(data_lines))
             data_lines = []
-            base = {k: payload.pop(k, None) for k in ("seq", "type", "run_id", "ts", "node_id")}
-            yield Event(
-                base["seq"] or 0,
-                base["type"] or "",
-                base["run_id"] or "",
-                base["ts"] or 0.0,
-                base["node_id"],
-                payload or None,
-            )
+            yield Event.from_dict(payload)
 
 
 def _prompt_task(task: dict[str, Any]) -> dict[str, Any]:

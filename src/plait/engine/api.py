@@ -314,11 +314,7 @@ async def retry(
         providers=providers,
         tools=tools,
     )
-    runner.emit(
-        "run_started",
-        None,
-        {"flow_id": flow.id, "inputs": runner.inputs, "retry_of": run_id, "from_node": from_node},
-    )
+    runner.emit(ev.RunStarted(flow.id, runner.inputs, retry_of=run_id, from_node=from_node))
     await checkpointer.begin(runner.record(), runner._take_unsaved())
     for delta in cp.deltas:
         if delta.status == "ok" and delta.node_id.lower() not in redo_ids:
@@ -360,9 +356,9 @@ def _subflow_resolver(
         memory = InMemoryCheckpointer()
 
         def forward(event: Event) -> None:  # the child's node events, as `sub/<node>` in the parent's log
-            if event.type in _FORWARDED_CHILD_EVENTS:
+            if event.data is not None and event.type in _FORWARDED_CHILD_EVENTS:
                 node_id = f"{ctx.node_id}/{event.node_id}" if event.node_id else ctx.node_id
-                ctx.runner.emit(event.type, node_id, event.data)
+                ctx.runner.emit(event.data, node_id)
 
         options: dict[str, Any] = {
             "on_event": forward,

@@ -1,10 +1,29 @@
-"""Run events: small immutable records, built once and handed to every sink."""
+"""Run events: small immutable records, built once and handed to every sink.
+
+An `Event` is the envelope every event shares (`seq` per run, `type`, `run_id`, `ts`, `node_id`)
+around a typed payload, one frozen, slotted dataclass per event type (`NodeFinished`, `Waiting`,
+...). The engine builds the payload, the runner wraps it once, and every sink (the checkpointer,
+the event bus, the CLI, a test) gets the same object. Readers match on the payload's class
+(`isinstance(event.data, NodeFinished)`), never on dict keys.
+
+The wire form (SSE `data:`, the WebSocket flow channel, the `run_events` table) is written and read
+in one place: `Event.to_dict()` / `Event.from_dict()` for the whole event, `EventData.wire()` /
+`data_from_wire()` for a payload. Fields that are None are left out of the wire form unless the
+event type always carries them (`_always`), so the wire format is what it was when events were
+dicts. Payloads are also read-only mappings over their wire form (`event.data["delta"]`), which
+keeps older callers and the tests' dict comparisons working.
+
+`plait schema --events` prints the JSON Schema of the events (`events_json_schema`); the web UI's
+types are generated from it (`web/src/generated/events.ts`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
+
+from plait.engine.status import RunStatus
 
 RUN_STARTED = "run_started"
 NODE_STARTED = "node_started"
@@ -21,14 +40,258 @@ RUN_FINISHED = "run_finished"
 ERROR = "error"
 
 
+class EventData(Mapping[str, Any]):
+    """Base of the typed payloads. Subclasses are frozen, slotted dataclasses with a `type`.
+
+    `_always` names fields written to the wire even when None; `_wire_names` renames fields whose
+    wire key is not a Python identifier (`from`).
+    """
+
+    __slots__ = ()
+    type: ClassVar[str] = ""
+    _always: ClassVar[frozenset[str]] = frozenset()
+    _wire_names: ClassVar[Mapping[str, str]] = {}
+
+    def wire(self) -> dict[str, Any]:
+        """The payload's wire form: its fields by wire name, None left out unless always sent."""
+        out: dict[str, Any] = {}
+        names, always = self._wire_names, self._always
+        for f in fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if value is not None or f.name in always:
+                out[names.get(f.name, f.name)] = value
+        return out
+
+    @classmethod
+    def from_wire(cls, data: Mapping[str, Any]) -> EventData:
+        """The payload from its wire form; raises TypeError when `data` does not fit the type."""
+        renamed = {v: k for k, v in cls._wire_names.items()}
+        known = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+        kwargs = {renamed.get(k, k): v for k, v in data.items()}
+        if not kwargs.keys() <= known:
+            raise TypeError(f"unknown fields for {cls.type}: {sorted(kwargs.keys() - known)}")
+        return cls(**kwargs)
+
+    # Read-only mapping over the wire form (for dict-minded callers and comparisons).
+    def __getitem__(self, key: str) -> Any:
+        return self.wire()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.wire())
+
+    def __len__(self) -> int:
+        return len(self.wire())
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={v!r}" for k, v in self.wire().items())
+        return f"{type(self).__name__}({inner})"
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class RunStarted(EventData):
+    type: ClassVar[str] = RUN_STARTED
+    _always: ClassVar[frozenset[str]] = frozenset({"inputs"})
+    flow_id: str
+    inputs: dict[str, Any]
+    retry_of: str | None = None  # a retry-from-node run: the run it reuses
+    from_node: str | None = None
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class NodeStarted(EventData):
+    type: ClassVar[str] = NODE_STARTED
+    node_type: str
+    attempt: int = 1
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class NodeToken(EventData):
+    type: ClassVar[str] = NODE_TOKEN
+    _always: ClassVar[frozenset[str]] = frozenset({"delta"})
+    delta: str
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class NodeToolCall(EventData):
+    type: ClassVar[str] = NODE_TOOL_CALL
+    _always: ClassVar[frozenset[str]] = frozenset({"args"})
+    name: str
+    args: Any = None
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class NodeRetrying(EventData):
+    type: ClassVar[str] = NODE_RETRYING
+    attempt: int
+    error: str
+    delay_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class NodeFinished(EventData):
+    """A node ended an attempt: `ok` with its `output` (and the fired `branch` ports), or an `error`."""
+
+    type: ClassVar[str] = NODE_FINISHED
+    ok: bool
+    output: Any = None
+    error: str | None = None
+    duration_ms: float | None = None
+    attempt: int = 1
+    branch: list[str] | None = None
+    usage: dict[str, int] | None = None
+
+    def wire(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"ok": self.ok}
+        if self.ok:
+            out["output"] = self.output
+        elif self.error is not None:
+            out["error"] = self.error
+        out["duration_ms"] = self.duration_ms
+        out["attempt"] = self.attempt
+        if self.branch is not None:
+            out["branch"] = self.branch
+        if self.usage:
+            out["usage"] = self.usage
+        return out
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class NodeSkipped(EventData):
+    type: ClassVar[str] = NODE_SKIPPED
+    reason: str | None = None  # edge-LLM: "decider" or "stop"; dataflow pruning gives none
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class EdgeFired(EventData):
+    type: ClassVar[str] = EDGE_FIRED
+    _wire_names: ClassVar[Mapping[str, str]] = {"from_": "from"}
+    edge: str
+    from_: str
+    to: str
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Decision(EventData):
+    """One accepted edge-LLM decision (the DecisionLog record, see `plait.engine.policy_edge`)."""
+
+    type: ClassVar[str] = DECISION
+    _always: ClassVar[frozenset[str]] = frozenset({"at"})
+    step: int
+    mode: str
+    next: list[dict[str, Any]]
+    skips: list[str]
+    reason: str
+    at: str | None = None  # the node completed last when the decider was asked
+    ready: list[str] | None = None
+    usage: dict[str, int] | None = None
+    rejected: list[dict[str, Any]] | None = None  # replies refused before this one
+
+    def record(self) -> dict[str, Any]:
+        """The DecisionLog record (what `RunResult.decisions` and the checkpointer keep)."""
+        return self.wire()
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class DecisionRejected(EventData):
+    type: ClassVar[str] = DECISION_REJECTED
+    step: int
+    rejected: list[dict[str, Any]]
+    usage: dict[str, int] | None = None
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Waiting(EventData):
+    """A node asks to pause: `task` is the pending interrupt (id, node_id, kind, payload, ...)."""
+
+    type: ClassVar[str] = WAITING
+    node: str
+    task: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class RunFinished(EventData):
+    type: ClassVar[str] = RUN_FINISHED
+    _always: ClassVar[frozenset[str]] = frozenset({"outputs", "usage"})
+    status: RunStatus
+    outputs: dict[str, Any]
+    usage: dict[str, int]
+    duration_ms: float | None = None
+    error: str | None = None
+    interrupts: list[dict[str, Any]] | None = None
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class RunError(EventData):
+    type: ClassVar[str] = ERROR
+    message: str
+
+
+class RawData(EventData):
+    """A payload of an event type this version does not know, or that does not fit its type
+    (kept as it was stored, so nothing is lost)."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self._data = dict(data)
+
+    def wire(self) -> dict[str, Any]:
+        return dict(self._data)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+
+EVENT_TYPES: dict[str, type[EventData]] = {
+    cls.type: cls
+    for cls in (
+        RunStarted,
+        NodeStarted,
+        NodeToken,
+        NodeToolCall,
+        NodeRetrying,
+        NodeFinished,
+        NodeSkipped,
+        EdgeFired,
+        Decision,
+        DecisionRejected,
+        Waiting,
+        RunFinished,
+        RunError,
+    )
+}
+
+
+def data_from_wire(type_: str, data: Mapping[str, Any] | None) -> EventData | None:
+    """A payload from its wire form: the typed class when `data` fits it, else `RawData`."""
+    cls = EVENT_TYPES.get(type_)
+    if cls is None:
+        return RawData(data) if data else None
+    try:
+        return cls.from_wire(data or {})
+    except TypeError:
+        return RawData(data) if data else None
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
+    """One event of a run's log: the envelope and its typed payload (`data`).
+
+    `data` may be given as a wire dict (events read back from storage); it is turned into its
+    typed payload once, here.
+    """
+
     seq: int
     type: str
     run_id: str
     ts: float
     node_id: str | None = None
-    data: dict[str, Any] | None = None
+    data: EventData | None = None
+
+    def __post_init__(self) -> None:
+        data = self.data
+        if data is not None and not isinstance(data, EventData):
+            object.__setattr__(self, "data", data_from_wire(self.type, data))
 
     def to_dict(self) -> dict[str, Any]:
         """The wire form (SSE data, the flow channel): the envelope, then the data's fields (which
@@ -36,10 +299,52 @@ class Event:
         out: dict[str, Any] = {"seq": self.seq, "type": self.type, "run_id": self.run_id, "ts": self.ts}
         if self.node_id is not None:
             out["node_id"] = self.node_id
-        if self.data:
-            for key, value in self.data.items():
+        if self.data is not None:
+            for key, value in self.data.wire().items():
                 out.setdefault(key, value)
         return out
 
+    def wire_data(self) -> dict[str, Any] | None:
+        """The payload's wire form, None when there is none (what the store keeps per event)."""
+        if self.data is None:
+            return None
+        return self.data.wire() or None
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> Event:
+        """The inverse of `to_dict`."""
+        envelope = ("seq", "type", "run_id", "ts", "node_id")
+        data = {k: v for k, v in raw.items() if k not in envelope}
+        return cls(
+            int(raw.get("seq") or 0),
+            str(raw.get("type") or ""),
+            str(raw.get("run_id") or ""),
+            float(raw.get("ts") or 0.0),
+            raw.get("node_id"),
+            data or None,
+        )
+
 
 EventSink = Callable[[Event], Any]
+
+__all__ = [
+    "EVENT_TYPES",
+    "Decision",
+    "DecisionRejected",
+    "EdgeFired",
+    "Event",
+    "EventData",
+    "EventSink",
+    "NodeFinished",
+    "NodeRetrying",
+    "NodeSkipped",
+    "NodeStarted",
+    "NodeToken",
+    "NodeToolCall",
+    "RawData",
+    "RunError",
+    "RunFinished",
+    "RunStarted",
+    "Waiting",
+    "data_from_wire",
+]

@@ -467,11 +467,7 @@ class EdgeRunner(Runner):
                 rejected.append({"reply": response.content, "problems": exc.problems})
                 if attempt == 2:
                     # Kept in the event log: what the model answered is what one needs to fix it.
-                    self.emit(
-                        ev.DECISION_REJECTED,
-                        None,
-                        {"step": step, "rejected": rejected, "usage": usage.as_dict()},
-                    )
+                    self.emit(ev.DecisionRejected(step, rejected, usage.as_dict()))
                     self._failure = (
                         None,
                         f"{who} gave an invalid decision at step {step}, also after one corrective re-ask: "
@@ -501,7 +497,7 @@ class EdgeRunner(Runner):
         }
         if rejected:
             record["rejected"] = rejected
-        self.emit(ev.DECISION, None, record)
+        self.emit(ev.Decision.from_wire(record))
         self._apply(record, emit=True)
         if self.checkpointer is not None:
             await self.checkpointer.save_decision(self.run_id, record, self._take_unsaved())
@@ -533,7 +529,7 @@ class EdgeRunner(Runner):
         else:
             nr.status = "skipped"
         if emit:
-            self.emit(ev.NODE_SKIPPED, pn.id, {"reason": reason})
+            self.emit(ev.NodeSkipped(reason), pn.id)
 
     # ------------------------------------------------------------------ results, restore
     def total_usage(self) -> dict[str, int]:

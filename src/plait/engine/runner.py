@@ -22,8 +22,9 @@ from typing import Any, Protocol
 
 from plait.engine import events as ev
 from plait.engine.checkpoint import Checkpoint, Checkpointer, NodeDelta, RunRecord
-from plait.engine.events import Event, EventSink
+from plait.engine.events import Event, EventData, EventSink
 from plait.engine.plan import Plan, PlanNode
+from plait.engine.status import RunStatus
 from plait.expr import render
 from plait.llm.base import Provider
 from plait.nodes.base import InterruptRequest, MultiInput, NodeError, NodeResult
@@ -241,13 +242,14 @@ class Runner:
         raise KeyError(root)
 
     # ----------------------------------------------------------------- events
-    def emit(self, type_: str, node_id: str | None = None, data: dict[str, Any] | None = None) -> None:
+    def emit(self, data: EventData, node_id: str | None = None) -> None:
+        """Number the payload, wrap it in its envelope once and hand it to every sink."""
         if self.parent is not None and isinstance(self.parent, _AliasScope):
             # Body runs report through the enclosing run's log, node ids prefixed with the owner.
-            self.parent.parent.emit(type_, self.event_prefix + node_id if node_id else None, data)
+            self.parent.parent.emit(data, self.event_prefix + node_id if node_id else None)
             return
         self._seq += 1
-        event = Event(self._seq, type_, self.run_id, time.time(), node_id, data)
+        event = Event(self._seq, data.type, self.run_id, time.time(), node_id, data)
         if self.record_events:
             self.events.append(event)
         self._unsaved.append(event)
@@ -268,7 +270,7 @@ class Runner:
         return RunRecord(self.run_id, self.flow_id, self.inputs, self.initial_vars, self.created_at)
 
     async def start(self) -> RunResult:
-        self.emit(ev.RUN_STARTED, None, {"flow_id": self.flow_id, "inputs": self.inputs})
+        self.emit(ev.RunStarted(self.flow_id, self.inputs))
         if self.checkpointer is not None:
             await self.checkpointer.begin(self.record(), self._take_unsaved())
         return await self._finish(await self._drive_with_timeout())
@@ -351,7 +353,7 @@ class Runner:
             nr = self.node_runs[pn.index] = NodeRun(pn.id)
         nr.status, nr.attempts, nr.started_at = "running", attempt, time.time()
         self.status[pn.index] = "running"
-        self.emit(ev.NODE_STARTED, pn.id, {"node_type": pn.spec.type, "attempt": attempt})
+        self.emit(ev.NodeStarted(pn.spec.type, attempt), pn.id)
         return nr
 
     def _inputs_of(self, idx: int) -> tuple[Any, dict[str, Any]]:
@@ -456,7 +458,7 @@ class Runner:
                     started=t0,
                     duration_ms=(time.perf_counter() - t0) * 1000,
                 )
-            self.emit(ev.NODE_RETRYING, pn.id, {"attempt": attempt, "error": error, "delay_s": delay})
+            self.emit(ev.NodeRetrying(attempt, error, delay), pn.id)
             if delay:
                 await asyncio.sleep(delay)
                 delay *= pn.retry_backoff
@@ -490,17 +492,17 @@ class Runner:
             nr.status = self.status[idx] = "ok"
             nr.output, nr.ports, nr.usage = result.output, result.ports, result.usage
             self.outputs[pn.key] = result.output
-            data: dict[str, Any] = {
-                "ok": True,
-                "output": result.output,
-                "duration_ms": round(outcome.duration_ms, 3),
-                "attempt": outcome.attempt,
-            }
-            if result.ports is not None:
-                data["branch"] = list(result.ports)
-            if result.usage:
-                data["usage"] = result.usage
-            self.emit(ev.NODE_FINISHED, pn.id, data)
+            self.emit(
+                ev.NodeFinished(
+                    True,
+                    result.output,
+                    duration_ms=round(outcome.duration_ms, 3),
+                    attempt=outcome.attempt,
+                    branch=None if result.ports is None else list(result.ports),
+                    usage=result.usage or None,
+                ),
+                pn.id,
+            )
             delta = NodeDelta(
                 pn.id,
                 "ok",
@@ -531,7 +533,7 @@ class Runner:
             }
             self.interrupts[idx] = info
             nr.status = self.status[idx] = "waiting"
-            self.emit(ev.WAITING, pn.id, {"node": pn.id, "task": info})
+            self.emit(ev.Waiting(pn.id, info), pn.id)
             await self._save(
                 NodeDelta(
                     pn.id,
@@ -549,14 +551,13 @@ class Runner:
             nr.status = self.status[idx] = "error"
             nr.error = outcome.error
             self.emit(
-                ev.NODE_FINISHED,
+                ev.NodeFinished(
+                    False,
+                    error=outcome.error,
+                    duration_ms=round(outcome.duration_ms, 3),
+                    attempt=outcome.attempt,
+                ),
                 pn.id,
-                {
-                    "ok": False,
-                    "error": outcome.error,
-                    "duration_ms": round(outcome.duration_ms, 3),
-                    "attempt": outcome.attempt,
-                },
             )
             await self._save(
                 NodeDelta(
@@ -592,11 +593,7 @@ class Runner:
                     else:
                         got.append((edge, value))
                 if emit:
-                    self.emit(
-                        ev.EDGE_FIRED,
-                        None,
-                        {"edge": edge.label, "from": nodes[edge.source].id, "to": nodes[t].id},
-                    )
+                    self.emit(ev.EdgeFired(edge.label, nodes[edge.source].id, nodes[t].id))
             remaining[t] -= 1
             if remaining[t] == 0:
                 if delivered[t]:
@@ -612,7 +609,7 @@ class Runner:
                     self.node_runs[s] = NodeRun(nodes[s].id, "skipped")
                 else:
                     nr.status = "skipped"
-                self.emit(ev.NODE_SKIPPED, nodes[s].id)
+                self.emit(ev.NodeSkipped(), nodes[s].id)
             else:
                 self.node_runs[s] = NodeRun(nodes[s].id, "skipped")
             for edge in nodes[s].out_edges:
@@ -632,18 +629,17 @@ class Runner:
         duration_ms = (time.perf_counter() - self._started) * 1000
         pending = list(self.interrupts.values())
         if status == "failed" and error:
-            self.emit(ev.ERROR, self._failure[0] if self._failure else None, {"message": error})
-        data: dict[str, Any] = {
-            "status": status,
-            "outputs": outputs,
-            "usage": usage,
-            "duration_ms": round(duration_ms, 3),
-        }
-        if error:
-            data["error"] = error
-        if pending:
-            data["interrupts"] = pending
-        self.emit(ev.RUN_FINISHED, None, data)
+            self.emit(ev.RunError(error), self._failure[0] if self._failure else None)
+        self.emit(
+            ev.RunFinished(
+                RunStatus(status),
+                outputs,
+                usage,
+                duration_ms=round(duration_ms, 3),
+                error=error or None,
+                interrupts=pending or None,
+            )
+        )
         if self.checkpointer is not None:
             await self.checkpointer.finish(self.run_id, status, outputs, error, self._take_unsaved())
         nodes = {self.plan.nodes[i].id: nr for i, nr in sorted(self.node_runs.items())}
@@ -803,10 +799,10 @@ class NodeRunContext:
         raise InterruptRequest(payload, kind=kind, blocking=blocking, timeout_s=timeout_s)
 
     def emit_token(self, delta: str) -> None:
-        self.runner.emit(ev.NODE_TOKEN, self.pn.id, {"delta": delta})
+        self.runner.emit(ev.NodeToken(delta), self.pn.id)
 
     def emit_tool_call(self, name: str, args: Any) -> None:
-        self.runner.emit(ev.NODE_TOOL_CALL, self.pn.id, {"name": name, "args": args})
+        self.runner.emit(ev.NodeToolCall(name, args), self.pn.id)
 
     @property
     def services(self) -> RunServices:

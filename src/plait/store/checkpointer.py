@@ -50,7 +50,14 @@ _decisions = Decision.__table__
 
 def event_rows(run_id: str, events: Sequence[Event]) -> list[dict[str, Any]]:
     return [
-        {"run_id": run_id, "seq": e.seq, "type": e.type, "node_id": e.node_id, "data": e.data, "ts": e.ts}
+        {
+            "run_id": run_id,
+            "seq": e.seq,
+            "type": e.type,
+            "node_id": e.node_id,
+            "data": e.wire_data(),
+            "ts": e.ts,
+        }
         for e in events
     ]
 
@@ -370,7 +377,14 @@ def _j(value: Any) -> str | None:
 
 def _raw_event_rows(run_id: str, events: Sequence[Event]) -> list[dict[str, Any]]:
     return [
-        {"run_id": run_id, "seq": e.seq, "type": e.type, "node_id": e.node_id, "data": _j(e.data), "ts": e.ts}
+        {
+            "run_id": run_id,
+            "seq": e.seq,
+            "type": e.type,
+            "node_id": e.node_id,
+            "data": _j(e.wire_data()),
+            "ts": e.ts,
+        }
         for e in events
     ]
 
