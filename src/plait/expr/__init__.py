@@ -2,11 +2,12 @@
 
 - ``Lookup = Callable[[str], Any]`` maps a lower-cased reference root (a node id, ``inputs``,
   ``vars``, ``sys``, ``env``, or an alias such as ``item``) to its value; KeyError if unknown.
-- ``parse_ref``/``find_refs``/``get_path`` in refs.py; ``compile_template``/``render`` in template.py.
+- ``parse_ref``/``get_path`` in refs.py; ``compile_template``/``render``/``find_refs`` in template.py
+  (finding references needs compiled templates; refs.py imports nothing of plait).
 """
 
-from plait.expr.refs import Lookup, Ref, TemplateError, find_refs, get_path, parse_ref
-from plait.expr.template import Template, compile_template, render
+from plait.expr.refs import Lookup, Ref, TemplateError, get_path, parse_ref
+from plait.expr.template import Template, compile_template, find_refs, render
 
 __all__ = [
     "Lookup",

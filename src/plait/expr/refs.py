@@ -1,4 +1,5 @@
-"""Reference parsing and path resolution.
+"""Reference parsing and path resolution (finding every reference in a value needs templates, so
+`find_refs` lives in template.py; this module imports nothing else of plait).
 
 Two syntaxes reach the same `Ref`: plait's `{{node.port.path}}` and RAGFlow's `{cpn_id@param.path}`
 (any number of braces, spaces inside, ids with `:`). Ids are case-insensitive, so roots are
@@ -89,30 +90,6 @@ def parse_ref(text: str) -> Ref:
             f"{text!r} is not a reference (expected node.path, {{{{ node.path }}}} or cpn@param)"
         )
     return _from_body(m, stripped)
-
-
-def find_refs(value: Any) -> list[Ref]:
-    """Every reference in a value (dict values, list items, strings), in order, duplicates kept.
-
-    Raises TemplateError for a string that is broken Jinja, so validation can report it up front.
-    """
-    out: list[Ref] = []
-    _walk(value, out)
-    return out
-
-
-def _walk(value: Any, out: list[Ref]) -> None:
-    if isinstance(value, str):
-        if "{" in value:
-            from plait.expr.template import compile_template  # template imports this module
-
-            out.extend(compile_template(value).refs)
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            _walk(item, out)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            _walk(item, out)
 
 
 def _decode(value: str) -> Any:

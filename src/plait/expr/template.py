@@ -223,3 +223,26 @@ def render(value: Any, lookup: Lookup) -> Any:
     if isinstance(value, list):
         return [render(v, lookup) for v in value]
     return value
+
+
+def find_refs(value: Any) -> list[Ref]:
+    """Every reference in a value (dict values, list items, strings), in order, duplicates kept.
+
+    Raises TemplateError for a string that is broken Jinja, so validation can report it up front.
+    It lives here, not in refs.py, because Jinja text declares its references only once compiled.
+    """
+    out: list[Ref] = []
+    _walk(value, out)
+    return out
+
+
+def _walk(value: Any, out: list[Ref]) -> None:
+    if isinstance(value, str):
+        if "{" in value:
+            out.extend(compile_template(value).refs)
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            _walk(item, out)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _walk(item, out)
