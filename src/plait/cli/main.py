@@ -16,6 +16,7 @@ from rich.table import Table
 from plait.engine import events as ev
 from plait.engine.api import Flow, RunInputError, load_flow, resume, run
 from plait.engine.checkpoint import InMemoryCheckpointer
+from plait.engine.event_schema import events_json_schema
 from plait.engine.events import Event
 from plait.engine.runner import ResumeError, RunResult
 from plait.nodes.base import NodeError
@@ -276,9 +277,14 @@ def validate_command(
 
 
 @app.command("schema")
-def schema_command() -> None:
-    """Print the JSON Schema of the plait/flow@1 document."""
-    print(json.dumps(FlowDocument.model_json_schema(by_alias=True), indent=2))
+def schema_command(
+    events: Annotated[
+        bool, typer.Option("--events", help="Print the JSON Schema of the run events' wire form instead.")
+    ] = False,
+) -> None:
+    """Print the JSON Schema of the plait/flow@1 document (or, with --events, of the run events)."""
+    schema = events_json_schema() if events else FlowDocument.model_json_schema(by_alias=True)
+    print(json.dumps(schema, indent=2))
 
 
 @app.command("nodes")

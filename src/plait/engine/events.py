@@ -63,6 +63,16 @@ class EventData(Mapping[str, Any]):
         return out
 
     @classmethod
+    def wire_name(cls, field: str) -> str:
+        """The key `field` is written under on the wire (`from_` -> `from`)."""
+        return cls._wire_names.get(field, field)
+
+    @classmethod
+    def always_sent(cls, field: str) -> bool:
+        """Whether the wire form carries `field` even when it is None (the event schema's `required`)."""
+        return field in cls._always
+
+    @classmethod
     def from_wire(cls, data: Mapping[str, Any]) -> EventData:
         """The payload from its wire form; raises TypeError when `data` does not fit the type."""
         renamed = {v: k for k, v in cls._wire_names.items()}
@@ -132,6 +142,8 @@ class NodeFinished(EventData):
     """A node ended an attempt: `ok` with its `output` (and the fired `branch` ports), or an `error`."""
 
     type: ClassVar[str] = NODE_FINISHED
+    # What wire() below always writes even when None (read by the event schema).
+    _always: ClassVar[frozenset[str]] = frozenset({"duration_ms"})
     ok: bool
     output: Any = None
     error: str | None = None
