@@ -16,11 +16,11 @@ from plait.llm import (
     ProviderError,
     ProviderRegistry,
     ScriptedProvider,
-    as_node_error,
     chat,
     resolve,
 )
 from plait.nodes.base import NodeError
+from plait.nodes.llm_errors import as_node_error
 
 
 class Ctx:

@@ -1,5 +1,8 @@
 """Model providers: the contract (`base`), the SDK-backed backends, the `scripted` provider, and
-`chat`, the one call nodes use (provider resolution, keys by name, same-provider model fallback)."""
+`chat`, the one call nodes use (provider resolution, keys by name, same-provider model fallback).
+
+`ModelSettings`, `PRESETS` and `ScriptError` are re-exported from plait.spec.model_settings (the
+flow document's vocabulary); `as_node_error` lives in plait.nodes.llm_errors."""
 
 from plait.llm.base import (
     AuthenticationError,
@@ -17,9 +20,10 @@ from plait.llm.base import (
     ToolSpec,
     Usage,
 )
-from plait.llm.chat import ModelSettings, as_node_error, chat, chat_with, resolve
-from plait.llm.registry import PRESETS, ProviderRegistry
-from plait.llm.scripted import ScriptedProvider, ScriptError
+from plait.llm.chat import chat, chat_with, resolve
+from plait.llm.registry import ProviderRegistry
+from plait.llm.scripted import ScriptedProvider
+from plait.spec.model_settings import PRESETS, ModelSettings, ScriptError
 
 __all__ = [
     "PRESETS",
@@ -41,7 +45,6 @@ __all__ = [
     "ToolCall",
     "ToolSpec",
     "Usage",
-    "as_node_error",
     "chat",
     "chat_with",
     "resolve",

@@ -2,7 +2,9 @@
 
 Every model-using node (`llm`, `agent`, `categorize`) and the edge-LLM decider go through
 `resolve` and `chat`, so key lookup, the `scripted` provider, the `auto` choice and model fallback
-behave the same everywhere.
+behave the same everywhere. What a node config says about its model (`ModelSettings`) is document
+vocabulary (plait.spec.model_settings); how a provider failure becomes a node failure is the node
+layer's business (plait.nodes.llm_errors), so this layer never imports `nodes`.
 """
 
 from __future__ import annotations
@@ -11,73 +13,12 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-
-from plait.llm.base import (
-    AuthenticationError,
-    ChatRequest,
-    ChatResponse,
-    DeltaSink,
-    MissingKeyError,
-    ModelNotFoundError,
-    Provider,
-    ProviderError,
-)
-from plait.llm.registry import PRESETS, PROVIDER_NAMES, ProviderRegistry, lookup
-from plait.llm.scripted import ScriptedProvider, check_script
+from plait.llm.base import ChatRequest, ChatResponse, DeltaSink, ModelNotFoundError, Provider, ProviderError
+from plait.llm.registry import ProviderRegistry, lookup
+from plait.llm.scripted import ScriptedProvider
 
 AUTO = "auto"
 SCRIPTED_MODEL = "scripted"
-
-
-class ModelSettings(BaseModel):
-    """The model part of a node config (and of `settings.decider`): which provider and models.
-
-    Node configs subclass it so every model-using node is configured the same way.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    provider: str = Field(
-        "openai",
-        title="Provider",
-        description=(
-            f"One of {', '.join(PROVIDER_NAMES)}, or 'auto': 'openai' when OPENAI_BASE_URL or "
-            "OPENAI_API_KEY is set, else 'scripted' with this node's script."
-        ),
-    )
-    model: str = Field("", title="Model", description="The model to call, e.g. gpt-4o-mini.")
-    fallback_models: list[str] = Field(
-        default_factory=list,
-        title="Fallback models",
-        description="Tried in order on the same provider when a model does not exist there.",
-    )
-    temperature: float | None = Field(None, ge=0, le=2, title="Temperature")
-    max_tokens: int | None = Field(None, ge=1, title="Max tokens")
-    script: list[Any] | None = Field(
-        None,
-        title="Script",
-        description="Steps the 'scripted' provider replays (see docs/llm.md); ignored by real providers.",
-    )
-
-    @field_validator("script")
-    @classmethod
-    def _script_is_valid(cls, script: list[Any] | None) -> list[Any] | None:
-        if script is not None:
-            check_script(script)
-        return script
-
-    @model_validator(mode="after")
-    def _consistent(self) -> ModelSettings:
-        # Same rules (and words) as settings.decider (plait.spec.models.DeciderSettings).
-        if self.script is not None and self.provider in PRESETS:
-            raise ValueError("script is only used with provider 'scripted'; remove it or set provider")
-        if not self.model and self.provider in PRESETS:
-            raise ValueError(f"provider {self.provider!r} needs a model, e.g. gpt-4o-mini")
-        return self
-
-    def models(self) -> list[str]:
-        return [m for m in [self.model, *self.fallback_models] if m]
 
 
 def _is_set(ctx: Any, name: str) -> bool:
@@ -167,23 +108,3 @@ async def chat_with(
         model=tried[-1],
         models_tried=tried,
     ) from last
-
-
-def as_node_error(exc: ProviderError, *, node: str | None = None) -> Exception:
-    """A `NodeError` for a provider failure: the backend's message, a fix, and whether to retry."""
-    from plait.nodes.base import NodeError
-
-    prefix = f"{exc.provider}: " if exc.provider and not exc.message.startswith(exc.provider) else ""
-    if isinstance(exc, MissingKeyError):
-        return NodeError(exc.message, hint=f"set the variable {exc.variable}", retryable=False)
-    if isinstance(exc, AuthenticationError):
-        return NodeError(prefix + exc.message, hint="check the provider's API key variable", retryable=False)
-    if isinstance(exc, ModelNotFoundError):
-        tried = exc.models_tried or ([exc.model] if exc.model else [])
-        return NodeError(
-            prefix + exc.message,
-            hint=f"use a model the provider serves (tried: {', '.join(tried) or '-'}), "
-            "or add fallback_models",
-            retryable=False,
-        )
-    return NodeError(prefix + exc.message)

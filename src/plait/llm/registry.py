@@ -6,7 +6,8 @@ looks up *by name* through `secret` (a run's stored variables, then the environm
 appear in the flow document, and a missing key is a `MissingKeyError` naming the variable to set.
 
 Built providers are cached per event loop and (key, base URL), so repeated calls reuse the SDK's
-connection pool instead of opening a new one per node.
+connection pool instead of opening a new one per node. The presets themselves (which names a flow
+may use, which variables configure them) are document vocabulary: plait.spec.model_settings.
 """
 
 from __future__ import annotations
@@ -16,34 +17,14 @@ import hashlib
 import os
 import weakref
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from plait.llm.base import MissingKeyError, Provider, ProviderError
 from plait.llm.scripted import ScriptedProvider
+from plait.spec.model_settings import PRESETS, PROVIDER_NAMES, Preset
 
 SecretLookup = Callable[[str], str | None]
 
-
-@dataclass(frozen=True, slots=True)
-class Preset:
-    """How to build one named provider: which SDK, which variables hold its key and base URL."""
-
-    kind: str  # "openai" (any OpenAI-compatible server) or "anthropic"
-    key_var: str
-    base_url_var: str
-    default_base_url: str | None = None
-    # Local servers (Ollama, llama.cpp, vLLM...) accept any key; the SDK still needs one.
-    key_optional: bool = False
-
-
-PRESETS: dict[str, Preset] = {
-    "openai": Preset("openai", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
-    "anthropic": Preset("anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
-    "groq": Preset("openai", "GROQ_API_KEY", "GROQ_BASE_URL", "https://api.groq.com/openai/v1"),
-    "ollama": Preset("openai", "OLLAMA_API_KEY", "OLLAMA_BASE_URL", "http://127.0.0.1:11434/v1", True),
-}
-PROVIDER_NAMES = (*PRESETS, "scripted")
 
 # loop -> {(name, base_url, key digest): provider}
 _CACHE: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str, str], Provider]] = (

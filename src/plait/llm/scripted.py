@@ -39,7 +39,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from plait.llm.base import (
@@ -55,7 +55,9 @@ from plait.llm.base import (
     ToolCall,
     Usage,
 )
+from plait.spec.model_settings import SCRIPT_ERRORS, normalize_step
 
+# What each scripted `error` name raises (the names are the document's, SCRIPT_ERRORS).
 ERRORS: dict[str, type[ProviderError]] = {
     "model_not_found": ModelNotFoundError,
     "auth": AuthenticationError,
@@ -63,77 +65,15 @@ ERRORS: dict[str, type[ProviderError]] = {
     "unavailable": ProviderUnavailableError,
     "error": ProviderError,
 }
-_STEP_KEYS = frozenset(
-    {
-        "content",
-        "json",
-        "chunks",
-        "tool_calls",
-        "error",
-        "message",
-        "match",
-        "model",
-        "repeat",
-        "usage",
-        "finish_reason",
-    }
-)
+assert tuple(ERRORS) == SCRIPT_ERRORS, "a scripted error name without its ProviderError class"
 _WORD = re.compile(r"\S+\s*|\s+")
 
 
-class ScriptError(ValueError):
-    """A malformed script: says which step and what to change."""
-
-
 def _normalize(step: Any, index: int) -> dict[str, Any]:
-    where = f"script step {index + 1}"
-    if isinstance(step, str):
-        step = {"content": step}
-    if not isinstance(step, Mapping):
-        raise ScriptError(f"{where}: expected a string or an object, got {type(step).__name__}")
-    unknown = set(step) - _STEP_KEYS
-    if unknown:
-        raise ScriptError(
-            f"{where}: unknown key(s) {', '.join(sorted(unknown))}; use {', '.join(sorted(_STEP_KEYS))}"
-        )
-    step = dict(step)
-    if "error" in step and step["error"] not in ERRORS:
-        raise ScriptError(f"{where}: error must be one of {', '.join(ERRORS)}, got {step['error']!r}")
-    if "content" in step and "json" in step:
-        raise ScriptError(f"{where}: give either content or json, not both")
-    if "json" in step:
-        step["content"] = json.dumps(step.pop("json"), ensure_ascii=False)
-    if "chunks" in step:
-        chunks = step["chunks"]
-        if not isinstance(chunks, list) or not all(isinstance(c, str) for c in chunks):
-            raise ScriptError(f"{where}: chunks must be a list of strings")
-        joined = "".join(chunks)
-        if step.setdefault("content", joined) != joined:
-            raise ScriptError(f"{where}: the chunks must add up to the content")
-    if "content" in step and not isinstance(step["content"], str):
-        raise ScriptError(f"{where}: content must be a string (use json for structured replies)")
-    calls = []
-    for n, call in enumerate(step.get("tool_calls") or [], 1):
-        if not isinstance(call, Mapping) or not isinstance(call.get("name"), str):
-            raise ScriptError(
-                f"{where}: each tool call needs a name, e.g. {{'name': 'search', 'arguments': {{}}}}"
-            )
-        args = call.get("arguments", {})
-        if isinstance(args, str):
-            args = json.loads(args)
-        if not isinstance(args, Mapping):
-            raise ScriptError(f"{where}: tool call arguments must be an object")
-        calls.append(ToolCall(str(call.get("id") or f"call_{index + 1}_{n}"), call["name"], dict(args)))
-    step["tool_calls"] = calls
-    if not ("content" in step or calls or "error" in step):
-        raise ScriptError(f"{where}: needs content, json, tool_calls or error")
-    return step
-
-
-def check_script(script: Iterable[Any]) -> None:
-    """Raise ScriptError for the first malformed step (flow validation uses it)."""
-    for i, step in enumerate(script):
-        _normalize(step, i)
+    """The document's step format (plait.spec.model_settings) with its tool calls as `ToolCall`s."""
+    out = normalize_step(step, index)
+    out["tool_calls"] = [ToolCall(c["id"], c["name"], c["arguments"]) for c in out["tool_calls"]]
+    return out
 
 
 def _words(text: str | None) -> int:

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from plait.llm.chat import ModelSettings
+from plait.spec.model_settings import ModelSettings
 
 SCHEMA_ID = "plait/flow@1"
 DEFAULT_PORT_OUT = "out"

@@ -22,10 +22,12 @@ import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from plait.llm.base import ChatRequest, Message, ProviderError, ToolCall, ToolSpec, Usage
-from plait.llm.chat import ModelSettings, as_node_error, chat_with, resolve
+from plait.llm.chat import chat_with, resolve
 from plait.llm.scripted import ScriptedProvider
 from plait.nodes.base import InterruptRequest, Node, NodeContext, NodeError, NodeResult
+from plait.nodes.llm_errors import as_node_error
 from plait.nodes.registry import register
+from plait.spec.model_settings import ModelSettings
 from plait.tools.base import Tool, ToolError
 from plait.tools.flow import flow_tool
 from plait.tools.select import parse_ref, resolve_tools

@@ -16,10 +16,12 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from plait.llm import ChatRequest, Message, ModelSettings, ProviderError, Usage, as_node_error, resolve
+from plait.llm import ChatRequest, Message, ProviderError, Usage, resolve
 from plait.llm.chat import chat_with
 from plait.nodes.base import Node, NodeContext, NodeError, NodeResult
+from plait.nodes.llm_errors import as_node_error
 from plait.nodes.registry import register
+from plait.spec.model_settings import ModelSettings
 
 ELSE_PORT = "else"
 _ROLES = ("system", "user", "assistant")

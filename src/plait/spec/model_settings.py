@@ -1,0 +1,168 @@
+"""The model part of a flow document: the providers a node may name, the `scripted` step format,
+and `ModelSettings`, the fields every model-using node (and `settings.decider`) shares.
+
+These are document vocabulary, checked when a flow is validated, so they live in `spec/`, the
+lowest layer: `llm/` builds providers from `PRESETS` and replays scripts normalised by
+`normalize_step`, but the document's shape never depends on the provider code.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+@dataclass(frozen=True, slots=True)
+class Preset:
+    """How to build one named provider: which SDK, which variables hold its key and base URL."""
+
+    kind: str  # "openai" (any OpenAI-compatible server) or "anthropic"
+    key_var: str
+    base_url_var: str
+    default_base_url: str | None = None
+    # Local servers (Ollama, llama.cpp, vLLM...) accept any key; the SDK still needs one.
+    key_optional: bool = False
+
+
+PRESETS: dict[str, Preset] = {
+    "openai": Preset("openai", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
+    "anthropic": Preset("anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+    "groq": Preset("openai", "GROQ_API_KEY", "GROQ_BASE_URL", "https://api.groq.com/openai/v1"),
+    "ollama": Preset("openai", "OLLAMA_API_KEY", "OLLAMA_BASE_URL", "http://127.0.0.1:11434/v1", True),
+}
+PROVIDER_NAMES = (*PRESETS, "scripted")
+
+# The failures a scripted step may raise (plait.llm.scripted maps each to its ProviderError class).
+SCRIPT_ERRORS = ("model_not_found", "auth", "rate_limit", "unavailable", "error")
+_STEP_KEYS = frozenset(
+    {
+        "content",
+        "json",
+        "chunks",
+        "tool_calls",
+        "error",
+        "message",
+        "match",
+        "model",
+        "repeat",
+        "usage",
+        "finish_reason",
+    }
+)
+
+
+class ScriptError(ValueError):
+    """A malformed script: says which step and what to change."""
+
+
+def normalize_step(step: Any, index: int) -> dict[str, Any]:
+    """One script step as a dict: `json` becomes `content`, `tool_calls` a list of
+    `{"id", "name", "arguments"}` dicts (ids filled in). Raises ScriptError when malformed."""
+    where = f"script step {index + 1}"
+    if isinstance(step, str):
+        step = {"content": step}
+    if not isinstance(step, Mapping):
+        raise ScriptError(f"{where}: expected a string or an object, got {type(step).__name__}")
+    unknown = set(step) - _STEP_KEYS
+    if unknown:
+        raise ScriptError(
+            f"{where}: unknown key(s) {', '.join(sorted(unknown))}; use {', '.join(sorted(_STEP_KEYS))}"
+        )
+    step = dict(step)
+    if "error" in step and step["error"] not in SCRIPT_ERRORS:
+        raise ScriptError(f"{where}: error must be one of {', '.join(SCRIPT_ERRORS)}, got {step['error']!r}")
+    if "content" in step and "json" in step:
+        raise ScriptError(f"{where}: give either content or json, not both")
+    if "json" in step:
+        step["content"] = json.dumps(step.pop("json"), ensure_ascii=False)
+    if "chunks" in step:
+        chunks = step["chunks"]
+        if not isinstance(chunks, list) or not all(isinstance(c, str) for c in chunks):
+            raise ScriptError(f"{where}: chunks must be a list of strings")
+        joined = "".join(chunks)
+        if step.setdefault("content", joined) != joined:
+            raise ScriptError(f"{where}: the chunks must add up to the content")
+    if "content" in step and not isinstance(step["content"], str):
+        raise ScriptError(f"{where}: content must be a string (use json for structured replies)")
+    calls = []
+    for n, call in enumerate(step.get("tool_calls") or [], 1):
+        if not isinstance(call, Mapping) or not isinstance(call.get("name"), str):
+            raise ScriptError(
+                f"{where}: each tool call needs a name, e.g. {{'name': 'search', 'arguments': {{}}}}"
+            )
+        args = call.get("arguments", {})
+        if isinstance(args, str):
+            args = json.loads(args)
+        if not isinstance(args, Mapping):
+            raise ScriptError(f"{where}: tool call arguments must be an object")
+        calls.append(
+            {
+                "id": str(call.get("id") or f"call_{index + 1}_{n}"),
+                "name": call["name"],
+                "arguments": dict(args),
+            }
+        )
+    step["tool_calls"] = calls
+    if not ("content" in step or calls or "error" in step):
+        raise ScriptError(f"{where}: needs content, json, tool_calls or error")
+    return step
+
+
+def check_script(script: Iterable[Any]) -> None:
+    """Raise ScriptError for the first malformed step (flow validation uses it)."""
+    for i, step in enumerate(script):
+        normalize_step(step, i)
+
+
+class ModelSettings(BaseModel):
+    """The model part of a node config (and of `settings.decider`): which provider and models.
+
+    Node configs subclass it so every model-using node is configured the same way.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: str = Field(
+        "openai",
+        title="Provider",
+        description=(
+            f"One of {', '.join(PROVIDER_NAMES)}, or 'auto': 'openai' when OPENAI_BASE_URL or "
+            "OPENAI_API_KEY is set, else 'scripted' with this node's script."
+        ),
+    )
+    model: str = Field("", title="Model", description="The model to call, e.g. gpt-4o-mini.")
+    fallback_models: list[str] = Field(
+        default_factory=list,
+        title="Fallback models",
+        description="Tried in order on the same provider when a model does not exist there.",
+    )
+    temperature: float | None = Field(None, ge=0, le=2, title="Temperature")
+    max_tokens: int | None = Field(None, ge=1, title="Max tokens")
+    script: list[Any] | None = Field(
+        None,
+        title="Script",
+        description="Steps the 'scripted' provider replays (see docs/llm.md); ignored by real providers.",
+    )
+
+    @field_validator("script")
+    @classmethod
+    def _script_is_valid(cls, script: list[Any] | None) -> list[Any] | None:
+        if script is not None:
+            check_script(script)
+        return script
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ModelSettings:
+        # Same rules (and words) as settings.decider (plait.spec.models.DeciderSettings).
+        if self.script is not None and self.provider in PRESETS:
+            raise ValueError("script is only used with provider 'scripted'; remove it or set provider")
+        if not self.model and self.provider in PRESETS:
+            raise ValueError(f"provider {self.provider!r} needs a model, e.g. gpt-4o-mini")
+        return self
+
+    def models(self) -> list[str]:
+        return [m for m in [self.model, *self.fallback_models] if m]
