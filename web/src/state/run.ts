@@ -2,11 +2,13 @@
  * Run events -> what the canvas shows. One reducer for the `/ws` flow channel, the SSE stream and
  * a stored run being replayed, so live and replay look the same.
  */
+import type { RunEvent as WireEvent, RunStatus as WireRunStatus } from "../generated/events";
 import type { EdgeSpec, RunDetail } from "../types";
 import { DEFAULT_IN, DEFAULT_OUT, edgeKey } from "./graph";
 
 export type NodeStatus = "pending" | "running" | "ok" | "error" | "skipped" | "waiting" | "cancelled";
-export type RunStatus = "idle" | "starting" | "queued" | "running" | "waiting" | "completed" | "failed" | "cancelled";
+/** A run's status on the canvas: the engine's run statuses, and two of the browser's own. */
+export type RunStatus = "idle" | "starting" | WireRunStatus;
 
 export interface ToolCall {
   name: string;
@@ -51,14 +53,14 @@ export interface RunState {
   decisions?: DecisionEntry[];
 }
 
-/** An event as the reducer sees it, whatever channel it came from. */
-export interface RunEvent {
-  type: string;
-  seq?: number;
-  runId?: string;
-  nodeId?: string;
-  [k: string]: any;
-}
+/** Each wire event with every field but `type` optional: the reducer reads what any channel hands
+ * it and copes with a field that is missing. */
+type Lenient<E> = E extends { type: infer T } ? { type: T } & Partial<Omit<E, "type">> : never;
+
+/** An event as the reducer sees it, whatever channel it came from: one of the wire events (types
+ * generated from `plait schema --events`, see `src/generated/events.ts`), with the run and node ids
+ * also under the flow channel's camelCase names. */
+export type RunEvent = Lenient<WireEvent> & { runId?: string; nodeId?: string };
 
 export const PREVIEW_LIMIT = 4000;
 
@@ -124,7 +126,7 @@ export function reduceRun(state: RunState, e: RunEvent): RunState {
     }
     case "node_tool_call":
       if (!id) return state;
-      return withNode(state, id, { toolCalls: [...node(state, id).toolCalls, { name: e.name, args: e.args }] });
+      return withNode(state, id, { toolCalls: [...node(state, id).toolCalls, { name: e.name ?? "", args: e.args }] });
     case "node_skipped":
       return id ? withNode(state, id, { status: "skipped" }) : state;
     case "node_finished": {
@@ -136,29 +138,32 @@ export function reduceRun(state: RunState, e: RunEvent): RunState {
         output: e.output,
         error: ok ? undefined : String(e.error ?? "failed"),
         attempt: e.attempt ?? node(state, id).attempt,
-        durationMs: e.duration_ms,
-        branch: branch ? [].concat(branch) : undefined,
+        durationMs: e.duration_ms ?? undefined,
+        branch: branch ? ([] as string[]).concat(branch) : undefined,
       });
     }
     case "edge_fired": {
-      const key = e.edge ?? e.edgeId ?? (e.from && e.to ? `${e.from}->${e.to}` : undefined);
+      const key = e.edge ?? (e.from && e.to ? `${e.from}->${e.to}` : undefined);
       if (!key) return state;
       return { ...state, firedEdges: { ...state.firedEdges, [key]: true } };
     }
     case "decision":
     case "decision_rejected": {
+      // the wire types `next` and `rejected` as lists of objects; DecisionEntry names their keys
+      const next = e.type === "decision" ? (e.next as DecisionEntry["next"]) : undefined;
+      const rejected = e.rejected as DecisionEntry["rejected"];
       const entry: DecisionEntry =
         e.type === "decision"
-          ? { step: Number(e.step), mode: e.mode, next: e.next ?? [], skips: e.skips ?? [], reason: e.reason, at: e.at, rejected: e.rejected }
-          : { step: Number(e.step), rejected: e.rejected ?? [], failed: true };
+          ? { step: Number(e.step), mode: e.mode, next: next ?? [], skips: e.skips ?? [], reason: e.reason, at: e.at, rejected }
+          : { step: Number(e.step), rejected: rejected ?? [], failed: true };
       return { ...state, decisions: [...(state.decisions ?? []), entry] };
     }
     case "waiting":
       return id ? withNode({ ...state, status: "waiting" }, id, { status: "waiting", task: e.task }) : state;
     case "error":
-      return { ...state, error: String(e.message ?? e.error ?? "error") };
+      return { ...state, error: String(e.message ?? "error") };
     case "run_finished": {
-      const status = (e.status as RunStatus) ?? (e.ok === false ? "failed" : "completed");
+      const status: RunStatus = e.status ?? "completed";
       let nodes = state.nodes;
       if (status !== "waiting") {
         nodes = { ...nodes };
