@@ -29,15 +29,6 @@ from plait.engine.events import EVENT_TYPES, Event, EventData, NodeFinished
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 UNION_TITLE = "RunEvent"
 
-_ENVELOPE_NOTES = {
-    "seq": "The event's number in its run's log: 1, 2, ... (the SSE `id`).",
-    "type": "The event type; tells the payload's fields apart.",
-    "run_id": "The run the event belongs to.",
-    "ts": "When the event was emitted (Unix time, seconds).",
-    "node_id": "The node the event is about (`owner/child` inside loop and map bodies); "
-    "left out for run-level events.",
-}
-
 # NodeFinished writes its own wire form, which the generic rules cannot see.
 _FIELD_NOTES: dict[tuple[type[EventData], str], str] = {
     (NodeFinished, "output"): "The node's output; present only when `ok` is true.",
@@ -56,8 +47,10 @@ def events_json_schema() -> dict[str, Any]:
         "$schema": SCHEMA_DIALECT,
         "title": UNION_TITLE,
         "description": "One run event as the SSE stream, the /ws flow channel and Event.to_dict() "
-        "give it: the envelope (seq, type, run_id, ts, node_id), then the payload's fields. "
-        "Generated from plait.engine.events by `plait schema --events`.",
+        "give it: the envelope, then the payload's fields. The envelope: `seq`, the event's number "
+        "in its run's log (1, 2, ...; the SSE id); `type`, which tells the payload apart; `run_id`; "
+        "`ts`, when it was emitted (Unix time, seconds); `node_id`, the node it is about "
+        "(`owner/child` inside loop and map bodies), left out for run-level events.",
         "oneOf": variants,
         "$defs": dict(sorted(defs.items())),
     }
@@ -75,7 +68,7 @@ def _event_schema(type_name: str, cls: type[EventData], defs: dict[str, Any]) ->
             is_required = True
         else:
             prop, is_required = _field_schema(envelope_hints[f.name], always=False, defs=defs)
-        properties[f.name] = {**prop, "description": _ENVELOPE_NOTES[f.name]}
+        properties[f.name] = prop
         if is_required:
             required.append(f.name)
 
