@@ -15,9 +15,11 @@ import pytest
 from _http_context import FakeContext, LocalServer
 
 from plait.net import guard
+from plait.net import http as net_http
+from plait.net.http import html_to_text
 from plait.nodes import NodeError, default_registry
 from plait.nodes.builtin import http as http_mod
-from plait.nodes.builtin.http import HttpNode, html_to_text
+from plait.nodes.builtin.http import HttpNode
 from plait.nodes.builtin.timing import DelayNode
 
 
@@ -41,7 +43,7 @@ def allow_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(autouse=True)
 async def close_clients() -> Any:
     yield
-    await http_mod.aclose_clients()
+    await net_http.aclose_clients()
 
 
 def key() -> str:
@@ -439,7 +441,7 @@ async def test_bad_rendered_url(url: str) -> None:
 async def test_client_is_shared_per_loop_and_allowlist(server: LocalServer, monkeypatch) -> None:
     await call(url=server.url("/json"))
     await call(url=server.url("/text"))
-    clients = http_mod._clients[asyncio.get_running_loop()]
+    clients = net_http._clients[asyncio.get_running_loop()]
     assert len(clients) == 1
     monkeypatch.setenv("PLAIT_HTTP_ALLOW", f"127.0.0.1:{server.port}")
     await call(url=server.url("/json"))

@@ -1,4 +1,8 @@
-"""Outbound network helpers shared by the `http` node and the agent tools (SSRF guard)."""
+"""Outbound network helpers shared by the `http` node and the agent tools.
+
+`plait.net.guard` is the SSRF guard (re-exported here); `plait.net.http` holds the shared clients,
+the size limit and body parsing (import it directly: it brings BeautifulSoup).
+"""
 
 from plait.net.guard import (
     ALLOW_ENV,

@@ -1,7 +1,8 @@
 """One guarded HTTP exchange for tools: SSRF guard, redirects checked hop by hop, size limit.
 
 Tools talk to public services (search engines, Wikipedia, arXiv) and to URLs a model chose, so
-every request goes through `plait.net.guard` exactly like the `http` node's.
+every request goes through `plait.net.guard` exactly like the `http` node's, with the same shared
+clients, size limit and body parsing (`plait.net.http`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,14 @@ from typing import Any
 import httpx
 
 from plait.net.guard import ALLOW_ENV, BlockedURLError, allowlist_from_env, send_with_redirects
-from plait.nodes.builtin.http import _client, _decode, _display_url, _parse_body, _read_limited
+from plait.net.http import (
+    ResponseTooLargeError,
+    decode_text,
+    display_url,
+    parse_body,
+    read_limited,
+    shared_client,
+)
 from plait.tools.base import ToolError
 
 DEFAULT_TIMEOUT_S = 30.0
@@ -31,7 +39,7 @@ class Fetched:
     url: str
 
     def text(self) -> str:
-        return _decode(self.raw, self.response)
+        return decode_text(self.raw, self.response)
 
     def json(self, what: str) -> Any:
         try:
@@ -40,7 +48,7 @@ class Fetched:
             raise ToolError(f"{what} did not answer with JSON ({exc}): {self.text()[:200]!r}") from None
 
     def body(self, mode: str = "auto") -> Any:
-        return _parse_body(self.raw, self.response, mode, self.url, lenient=True)
+        return parse_body(self.raw, self.response, mode, self.url, lenient=True)
 
 
 async def fetch(
@@ -62,7 +70,7 @@ async def fetch(
         allow = allowlist_from_env()
     except ValueError as exc:
         raise ToolError(str(exc), hint=f"fix {ALLOW_ENV}", fatal=True) from None
-    client = _client(allow)
+    client = shared_client(allow)
     try:
         request = client.build_request(
             method.upper(),
@@ -78,12 +86,12 @@ async def fetch(
         raise ToolError(f"{what}: invalid URL {url[:200]!r}: {exc}") from None
     if request.url.scheme not in ("http", "https") or not request.url.host:
         raise ToolError(f"{what}: invalid URL {url[:200]!r}: only absolute http(s) URLs are supported")
-    shown = _display_url(request.url)
+    shown = display_url(request.url)
     try:
         async with asyncio.timeout(timeout_s):
             response = await send_with_redirects(client, request)
             try:
-                raw = await _read_limited(response, max_bytes, shown)
+                raw = await read_limited(response, max_bytes, shown)
             finally:
                 await response.aclose()
     except BlockedURLError as exc:
@@ -92,11 +100,8 @@ async def fetch(
         raise ToolError(f"{what}: request to {shown} timed out after {timeout_s:g}s") from None
     except httpx.HTTPError as exc:
         raise ToolError(f"{what}: request to {shown} failed: {type(exc).__name__}: {exc}") from None
-    except Exception as exc:  # NodeError from the size limit
-        message = getattr(exc, "message", None)
-        if message is None:
-            raise
-        raise ToolError(f"{what}: {message}") from None
+    except ResponseTooLargeError as exc:
+        raise ToolError(f"{what}: {exc.message}") from exc
     fetched = Fetched(response.status_code, response.headers, raw, response, shown)
     if raise_for_status and response.status_code >= 400:
         detail = fetched.text()[:300].strip()

@@ -5,18 +5,15 @@ Output: ``{"status": int, "headers": {lower-cased name: value}, "body": parsed b
 
 Every request, and every redirect hop, goes through `plait.net.guard` with the allowlist in
 ``PLAIT_HTTP_ALLOW`` (read at each run). Connections come from one shared `httpx.AsyncClient` per
-(event loop, allowlist): clients and their pooled connections are bound to the loop they were
-created on, so a client is never used from another loop; clients of closed loops are dropped.
-Call `aclose_clients()` at shutdown to close the running loop's clients cleanly.
+(event loop, allowlist), the size limit, URL display and body parsing from `plait.net.http`
+(shared with the agent tools).
 """
 
 from __future__ import annotations
 
 import asyncio
-import codecs
 import email.utils
 import json
-import re
 import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -24,17 +21,17 @@ from typing import Any, Literal
 from urllib.parse import urlencode
 
 import httpx
-from bs4 import BeautifulSoup, NavigableString
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from plait.net.guard import (
-    ALLOW_ENV,
-    MAX_REDIRECTS,
-    Allowlist,
-    BlockedURLError,
-    allowlist_from_env,
-    guarded_client,
-    send_with_redirects,
+from plait.net.guard import ALLOW_ENV, MAX_REDIRECTS, BlockedURLError, allowlist_from_env, send_with_redirects
+from plait.net.http import (
+    BodyNotJSONError,
+    ResponseTooLargeError,
+    decode_text,
+    display_url,
+    parse_body,
+    read_limited,
+    shared_client,
 )
 from plait.nodes.base import Node, NodeContext, NodeError
 from plait.nodes.registry import register
@@ -145,7 +142,7 @@ class HttpNode(Node):
     async def run(self, ctx: NodeContext) -> Any:
         cfg: HttpConfig = self.config  # type: ignore[assignment]
         client, request = self._build_request(ctx, cfg)
-        shown = _display_url(request.url)
+        shown = display_url(request.url)
         attempts = cfg.retries + 1
         for attempt in range(1, attempts + 1):
             delay = _backoff(cfg.backoff_s, attempt)
@@ -154,6 +151,8 @@ class HttpNode(Node):
                 response, raw = await self._attempt(client, request, cfg, shown)
             except BlockedURLError as exc:
                 raise NodeError(exc.message, retryable=False) from None  # the message says how to fix it
+            except ResponseTooLargeError as exc:
+                raise NodeError(exc.message, hint=exc.hint, retryable=False) from exc
             except httpx.TooManyRedirects:
                 raise NodeError(
                     f"request to {shown} was redirected more than {MAX_REDIRECTS} times", retryable=False
@@ -177,18 +176,24 @@ class HttpNode(Node):
                 await asyncio.sleep(_retry_after(response) if "retry-after" in response.headers else delay)
                 continue
             if status >= 400 and cfg.fail_on_status:
-                text = _decode(raw, response)[:ERROR_BODY_CHARS]
-                message = f"{request.method} {_display_url(response.url)} returned HTTP {status}"
+                text = decode_text(raw, response)[:ERROR_BODY_CHARS]
+                message = f"{request.method} {display_url(response.url)} returned HTTP {status}"
                 if response.reason_phrase:
                     message += f" {response.reason_phrase}"
                 raise NodeError(
                     f"{message}: {text}" if text.strip() else message,
                     retryable=transient or status == 408,
                 )
+            try:
+                body = parse_body(raw, response, cfg.response, shown, lenient=status >= 400)
+            except BodyNotJSONError as exc:
+                raise NodeError(
+                    exc.message, hint="set response to 'text' or 'auto'", retryable=False
+                ) from exc
             return {
                 "status": status,
                 "headers": dict(response.headers.items()),
-                "body": _parse_body(raw, response, cfg.response, shown, lenient=status >= 400),
+                "body": body,
                 "url": str(response.url.copy_with(userinfo=b"")),
                 "elapsed_ms": round(elapsed_ms, 3),
             }
@@ -223,7 +228,7 @@ class HttpNode(Node):
             allow = allowlist_from_env()
         except ValueError as exc:
             raise NodeError(str(exc), hint=f"fix {ALLOW_ENV}", retryable=False) from None
-        client = _client(allow)
+        client = shared_client(allow)
         request = client.build_request(
             cfg.method,
             target,
@@ -242,34 +247,10 @@ class HttpNode(Node):
             else:
                 response = await client.send(request, stream=True, follow_redirects=False)
             try:
-                raw = await _read_limited(response, cfg.max_response_bytes, shown)
+                raw = await read_limited(response, cfg.max_response_bytes, shown)
             finally:
                 await response.aclose()
         return response, raw
-
-
-# --------------------------------------------------------------------------- shared clients
-
-_clients: dict[asyncio.AbstractEventLoop, dict[tuple[str, ...], httpx.AsyncClient]] = {}
-
-
-def _client(allow: Allowlist) -> httpx.AsyncClient:
-    loop = asyncio.get_running_loop()
-    per_loop = _clients.get(loop)
-    if per_loop is None:
-        for old in [lp for lp in _clients if lp.is_closed()]:
-            del _clients[old]  # their connections cannot be used (or closed) any more
-        per_loop = _clients[loop] = {}
-    client = per_loop.get(allow.key)
-    if client is None or client.is_closed:
-        client = per_loop[allow.key] = guarded_client(allow)
-    return client
-
-
-async def aclose_clients() -> None:
-    """Close the shared HTTP clients of the running event loop (e.g. at server shutdown)."""
-    for client in _clients.pop(asyncio.get_running_loop(), {}).values():
-        await client.aclose()
 
 
 # --------------------------------------------------------------------------- helpers
@@ -278,12 +259,6 @@ async def aclose_clients() -> None:
 def _short(value: Any, limit: int = 200) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[:limit] + "..."
-
-
-def _display_url(url: httpx.URL) -> str:
-    """The URL for messages: no credentials, no query string (it may carry API keys)."""
-    text = f"{url.scheme}://{url.netloc.decode('ascii')}{url.path}"
-    return text if len(text) <= 200 else text[:200] + "..."
 
 
 def _describe(exc: BaseException) -> str:
@@ -370,100 +345,3 @@ def _retry_after(response: httpx.Response) -> float:
     if seconds != seconds:  # NaN
         return 0.0
     return min(max(seconds, 0.0), MAX_BACKOFF_S)
-
-
-async def _read_limited(response: httpx.Response, limit: int, shown: str) -> bytes:
-    too_big = NodeError(
-        f"response from {shown} is larger than max_response_bytes ({limit} bytes)",
-        hint="raise max_response_bytes or request less data",
-        retryable=False,
-    )
-    declared = response.headers.get("content-length")
-    if response.request.method != "HEAD" and declared and declared.isdigit() and int(declared) > limit:
-        raise too_big
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > limit:
-            raise too_big
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _charset(response: httpx.Response) -> str | None:
-    name = response.charset_encoding
-    if not name:
-        return None
-    try:
-        return codecs.lookup(name).name
-    except LookupError:
-        return None
-
-
-def _decode(raw: bytes, response: httpx.Response) -> str:
-    return raw.decode(_charset(response) or "utf-8", errors="replace")
-
-
-def _mime(response: httpx.Response) -> str:
-    return response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-
-
-def _is_json_type(mime: str) -> bool:
-    return mime in ("application/json", "text/json") or mime.endswith("+json")
-
-
-def _parse_body(raw: bytes, response: httpx.Response, mode: str, shown: str, *, lenient: bool) -> Any:
-    if mode == "auto":
-        mime = _mime(response)
-        if _is_json_type(mime):
-            mode, lenient = "json", True
-        elif mime in ("text/html", "application/xhtml+xml"):
-            mode = "html_text"
-        else:
-            mode = "text"
-    if mode == "json":
-        if not raw.strip():
-            return None
-        try:
-            return json.loads(raw)
-        except ValueError as exc:
-            if lenient:
-                return _decode(raw, response)
-            raise NodeError(
-                f"response from {shown} is not valid JSON ({exc})",
-                hint="set response to 'text' or 'auto'",
-                retryable=False,
-            ) from None
-    if mode == "html_text":
-        return html_to_text(raw, _charset(response))
-    return _decode(raw, response)
-
-
-_SPACES = re.compile(r"\s+")
-_DROP_TAGS = ("script", "style", "noscript", "template", "svg", "iframe", "object")
-_BLOCK_TAGS = (
-    "address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "fieldset",
-    "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header",
-    "hr", "li", "main", "nav", "ol", "p", "pre", "section", "table", "title", "tr", "ul",
-)  # fmt: skip
-
-
-def html_to_text(html: bytes | str, encoding: str | None = None) -> str:
-    """Visible text of an HTML document: scripts/styles dropped, whitespace collapsed, one line per block."""
-    if isinstance(html, bytes):
-        soup = BeautifulSoup(html, "html.parser", from_encoding=encoding)
-    else:
-        soup = BeautifulSoup(html, "html.parser")
-    for tag in soup(_DROP_TAGS):
-        tag.decompose()
-    for string in soup.find_all(string=True):
-        if type(string) is NavigableString and string.find_parent("pre") is None:
-            string.replace_with(_SPACES.sub(" ", string))
-    for tag in soup(_BLOCK_TAGS):
-        tag.insert_before("\n")
-        tag.insert_after("\n")
-    for tag in soup(("td", "th")):
-        tag.insert_after(" ")
-    lines = (" ".join(line.split()) for line in soup.get_text().splitlines())
-    return "\n".join(line for line in lines if line)
