@@ -52,6 +52,17 @@ web-test: $(WEB_DEPS)
 web-size: web-build
 	node web/scripts/size.mjs
 
+# The web UI's run-event types (web/src/generated/events.ts) are generated from the events' JSON
+# Schema, which `plait schema --events` derives from the event dataclasses. `make events` rewrites
+# the file; `events-check` (part of lint) fails when it is stale.
+.PHONY: events events-check
+
+events: install $(WEB_DEPS)
+	$(BIN)/plait schema --events | node web/scripts/gen-events.mjs
+
+events-check: install $(WEB_DEPS)
+	$(BIN)/plait schema --events | node web/scripts/gen-events.mjs --check
+
 # The main job: the server on the embedded default (SQLite in ./.plait, in-process runs, examples imported).
 run: install web-build
 	$(BIN)/plait serve --host 127.0.0.1 --port $(or $(PORT),8000)
@@ -59,6 +70,7 @@ run: install web-build
 lint: install
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
+	$(MAKE) --no-print-directory events-check
 
 test: lint llm-test-install web-test web-size
 	$(BIN)/pytest

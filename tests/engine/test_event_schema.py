@@ -93,11 +93,10 @@ def _node_ready() -> bool:
     return shutil.which("node") is not None and (WEB / "node_modules" / "json-schema-to-typescript").is_dir()
 
 
-def _check(out_dir: Path) -> subprocess.CompletedProcess[str]:
-    schema = json.dumps(events_json_schema())
+def _check(out_dir: Path, schema: dict | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["node", str(GENERATOR), "--check", "--out", str(out_dir)],
-        input=schema,
+        input=json.dumps(schema or events_json_schema()),
         capture_output=True,
         text=True,
         cwd=WEB,
@@ -116,3 +115,13 @@ def test_staleness_check_fails_when_the_generated_file_is_changed(tmp_path):
     failed = _check(tmp_path)
     assert failed.returncode == 1
     assert "make events" in failed.stderr
+
+
+@pytest.mark.skipif(not _node_ready(), reason="needs node and web/node_modules (make web-install)")
+def test_staleness_check_fails_when_an_event_type_changes():
+    schema = events_json_schema()
+    token = schema["$defs"]["NodeToken"]
+    token["properties"]["model"] = {"type": "string"}  # as if a field were added to NodeToken
+    failed = _check(WEB / "src" / "generated", schema)
+    assert failed.returncode == 1
+    assert "stale" in failed.stderr
