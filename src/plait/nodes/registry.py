@@ -1,21 +1,32 @@
-"""One registry of node types, read by validation, the engine, the CLI, the API and the canvas."""
+"""One registry of node types, read by validation, the engine, the CLI, the API and the canvas.
+
+The default registry starts with the built-in types that `plait.nodes.builtin` lists; `register`
+adds a custom type to it (embedding code, tests). Any other registry is built explicitly.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from plait.nodes.base import Node
+from plait.nodes.builtin import BUILTIN_DESCRIBERS, BUILTIN_NODE_TYPES
+
+Describer = Callable[[], list[dict[str, Any]]]
 
 
 class NodeRegistry:
-    def __init__(self) -> None:
+    def __init__(self, types: Iterable[type[Node]] = (), describers: Iterable[Describer] = ()) -> None:
         self._types: dict[str, type[Node]] = {}
         # Extra palette entries computed on demand (registered custom components, see
         # nodes/builtin/component.py); they are listed by describe_all() only.
-        self._describers: list[Callable[[], list[dict[str, Any]]]] = []
+        self._describers: list[Describer] = []
+        for cls in types:
+            self.register(cls)
+        for describer in describers:
+            self.add_describer(describer)
 
     def register(self, cls: type[Node]) -> type[Node]:
         name = cls.type_name
@@ -53,7 +64,7 @@ class NodeRegistry:
             "output_ports": default_ports,
         }
 
-    def add_describer(self, describer: Callable[[], list[dict[str, Any]]]) -> None:
+    def add_describer(self, describer: Describer) -> None:
         if describer not in self._describers:
             self._describers.append(describer)
 
@@ -64,7 +75,12 @@ class NodeRegistry:
         return out
 
 
-registry = NodeRegistry()
+def builtin_registry() -> NodeRegistry:
+    """A new registry holding the built-in node types (and their palette describers) only."""
+    return NodeRegistry(BUILTIN_NODE_TYPES, BUILTIN_DESCRIBERS)
+
+
+registry = builtin_registry()
 
 
 def register(cls: type[Node]) -> type[Node]:
@@ -73,7 +89,5 @@ def register(cls: type[Node]) -> type[Node]:
 
 
 def default_registry() -> NodeRegistry:
-    """The registry with every built-in node type loaded."""
-    import plait.nodes.builtin  # noqa: F401  (registers on import)
-
+    """The process' default registry: the built-in node types plus those added with `register`."""
     return registry

@@ -6,9 +6,12 @@ References: ``"web_search"`` (a name in the run's registry, by default the built
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
+from plait.tools import mcp
 from plait.tools.base import Tool, ToolError, ToolRegistry
+from plait.tools.builtin import default_tools
 
 
 def run_registry(ctx: Any) -> ToolRegistry:
@@ -16,8 +19,6 @@ def run_registry(ctx: Any) -> ToolRegistry:
     services = getattr(ctx, "services", None)
     registry = getattr(services, "tools", None)
     if registry is None:
-        from plait.tools import default_tools
-
         registry = default_tools()
     return registry
 
@@ -36,8 +37,6 @@ def parse_ref(ref: str) -> tuple[str | None, str | None]:
 
 async def resolve_tools(ctx: Any, refs: list[str]) -> list[Tool]:
     """The tools named by `refs`, in order, without duplicates (the first reference wins)."""
-    from plait.tools import mcp
-
     out: dict[tuple[str, str], Tool] = {}
     registry = run_registry(ctx)
     for ref in refs:
@@ -72,10 +71,6 @@ async def run_tools(ctx: Any, servers: list[str] | None = None) -> ToolRegistry:
     """Every tool a run can use, in one registry: the run's tools plus the tools of its MCP
     servers (all configured ones, or `servers`) under their reference names ``mcp:<server>/<tool>``
     (connecting to each server). For listings such as the assistant's or the canvas's."""
-    import dataclasses
-
-    from plait.tools import mcp
-
     layered = ToolRegistry(parent=run_registry(ctx))
     for server in servers if servers is not None else sorted(mcp.run_servers(ctx)):
         for tool in await mcp.server_tools(ctx, server):

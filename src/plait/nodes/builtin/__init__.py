@@ -1,17 +1,62 @@
-"""Built-in node types; importing this package registers them all."""
+"""The node types plait ships, listed in one place.
 
-from plait.nodes.builtin import (  # noqa: F401
-    agent,
-    branching,
-    code,
-    component,
-    data,
-    flow_control,
-    http,
-    human,
-    io,
-    llm,
-    timing,
-    tool,
-    variables,
+Importing a node module has no side effect: `plait.nodes.registry` builds the default registry
+from `BUILTIN_NODE_TYPES` (and `BUILTIN_DESCRIBERS`, extra palette entries such as the registered
+custom components). A new built-in node type is added here, and nowhere else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from plait.nodes.base import Node
+from plait.nodes.builtin.agent import AgentNode
+from plait.nodes.builtin.branching import IfNode, SwitchNode
+from plait.nodes.builtin.code import CodeNode
+from plait.nodes.builtin.component import ComponentNode, palette_entries
+from plait.nodes.builtin.data import DataOpsNode, ListOpsNode, TextNode, TransformNode
+from plait.nodes.builtin.flow_control import LoopNode, MapNode, SubflowNode
+from plait.nodes.builtin.http import HttpNode
+from plait.nodes.builtin.human import HumanNode
+from plait.nodes.builtin.io import MessageNode, OutputNode, StartNode
+from plait.nodes.builtin.llm import CategorizeNode, LlmNode
+from plait.nodes.builtin.timing import DelayNode
+from plait.nodes.builtin.tool import ToolNode
+from plait.nodes.builtin.variables import AssignNode, MergeNode
+
+BUILTIN_NODE_TYPES: tuple[type[Node], ...] = (
+    # inputs and outputs
+    StartNode,
+    OutputNode,
+    MessageNode,
+    # models and tools
+    LlmNode,
+    CategorizeNode,
+    AgentNode,
+    ToolNode,
+    HttpNode,
+    # code
+    CodeNode,
+    ComponentNode,
+    # branching and flow control
+    IfNode,
+    SwitchNode,
+    LoopNode,
+    MapNode,
+    SubflowNode,
+    HumanNode,
+    DelayNode,
+    # data and variables
+    DataOpsNode,
+    ListOpsNode,
+    TextNode,
+    TransformNode,
+    AssignNode,
+    MergeNode,
 )
+
+# Palette entries computed on demand (one `component:<Name>` per registered custom component).
+BUILTIN_DESCRIBERS: tuple[Callable[[], list[dict[str, Any]]], ...] = (palette_entries,)
+
+__all__ = ["BUILTIN_DESCRIBERS", "BUILTIN_NODE_TYPES"]

@@ -26,7 +26,6 @@ from plait.llm.chat import chat_with, resolve
 from plait.llm.scripted import ScriptedProvider
 from plait.nodes.base import InterruptRequest, Node, NodeContext, NodeError, NodeResult
 from plait.nodes.llm_errors import as_node_error
-from plait.nodes.registry import register
 from plait.spec.model_settings import ModelSettings
 from plait.tools.base import Tool, ToolError
 from plait.tools.flow import flow_tool
@@ -255,7 +254,6 @@ def _parse_decision(data: Any) -> dict[str, Any]:
     return {"action": action, "reason": str(reason) if reason else None}
 
 
-@register
 class AgentNode(Node):
     type_name = "agent"
     title = "Agent"

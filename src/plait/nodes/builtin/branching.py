@@ -19,7 +19,6 @@ from plait.nodes.builtin._conditions import (
     condition_reference_texts,
     evaluate,
 )
-from plait.nodes.registry import register
 
 ELSE_PORT = "else"
 
@@ -68,7 +67,6 @@ class SwitchConfig(BaseModel):
         return [case.name or f"case_{i}" for i, case in enumerate(self.cases, 1)] + [ELSE_PORT]
 
 
-@register
 class SwitchNode(Node):
     type_name = "switch"
     title = "Switch"
@@ -106,7 +104,6 @@ class IfConfig(BaseModel):
     case_sensitive: bool = Field(False, title="Case-sensitive", description=CASE_SENSITIVE_DESCRIPTION)
 
 
-@register
 class IfNode(Node):
     type_name = "if"
     title = "If"

@@ -24,7 +24,6 @@ from plait.nodes.builtin._sandboxed import (
     check_identifiers,
     sandbox_node_error,
 )
-from plait.nodes.registry import register
 from plait.sandbox import Limits, SandboxPool, default_pool
 
 OutputType = Literal["string", "number", "integer", "boolean", "object", "array", "any"]
@@ -68,7 +67,6 @@ class CodeConfig(BaseModel):
         return value
 
 
-@register
 class CodeNode(Node):
     type_name = "code"
     title = "Code"

@@ -32,7 +32,6 @@ from plait.nodes.builtin._sandboxed import (
     check_identifiers,
     sandbox_node_error,
 )
-from plait.nodes.registry import register, registry
 from plait.sandbox import Limits, SandboxPool, default_pool
 from plait.sandbox.components import CLASS_NAME_RE, MAX_CLASS_NAME, run_component
 
@@ -125,7 +124,6 @@ class ComponentConfig(BaseModel):
         return value
 
 
-@register
 class ComponentNode(Node):
     type_name = "component"
     title = "Component"
@@ -234,6 +232,3 @@ def describe_component(spec: dict[str, Any]) -> dict[str, Any]:
         "config_defaults": {"component": name},
         "outputs": spec.get("outputs", []),
     }
-
-
-registry.add_describer(palette_entries)

@@ -33,7 +33,6 @@ from plait.nodes.builtin._conditions import (
     item_filter,
     preview,
 )
-from plait.nodes.registry import register
 
 _SOURCE_DOC = (
     "The data: a reference or template such as '{{fetch.body.items}}'. Default: the value on the input "
@@ -179,7 +178,6 @@ class DataOpsConfig(BaseModel):
         return self
 
 
-@register
 class DataOpsNode(Node):
     type_name = "data_ops"
     title = "Data operations"
@@ -355,7 +353,6 @@ class ListOpsConfig(BaseModel):
         return tuple(self.key.split(".")) if self.key else ()
 
 
-@register
 class ListOpsNode(Node):
     type_name = "list_ops"
     title = "List operations"
@@ -471,7 +468,6 @@ class TextConfig(BaseModel):
         return re.compile("|".join(re.escape(delimiter) for delimiter in ordered))
 
 
-@register
 class TextNode(Node):
     type_name = "text"
     title = "Text"
@@ -569,7 +565,6 @@ class TransformConfig(BaseModel):
         return mapping
 
 
-@register
 class TransformNode(Node):
     type_name = "transform"
     title = "Transform"

@@ -11,7 +11,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from plait.nodes.base import InterruptRequest, Node, NodeContext, NodeError
 from plait.nodes.builtin._conditions import Condition, evaluate
 from plait.nodes.builtin.human import check_answer
-from plait.nodes.registry import register
 from plait.spec.models import GraphSpec
 
 
@@ -34,7 +33,6 @@ class LoopConfig(BaseModel):
     on_max: Literal["stop", "error"] = Field("stop", description="What reaching max_iterations means.")
 
 
-@register
 class LoopNode(Node):
     type_name = "loop"
     title = "Loop"
@@ -108,7 +106,6 @@ class MapConfig(BaseModel):
     max_concurrency: int = Field(4, ge=1, le=256)
 
 
-@register
 class MapNode(Node):
     type_name = "map"
     title = "Map"
@@ -155,7 +152,6 @@ class SubflowConfig(BaseModel):
     inputs: dict[str, Any] | None = Field(None, description="Inputs (templates); default: the input value.")
 
 
-@register
 class SubflowNode(Node):
     type_name = "subflow"
     title = "Sub-flow"

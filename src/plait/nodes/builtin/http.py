@@ -34,7 +34,6 @@ from plait.net.http import (
     shared_client,
 )
 from plait.nodes.base import Node, NodeContext, NodeError
-from plait.nodes.registry import register
 
 MAX_BACKOFF_S = 30.0
 ERROR_BODY_CHARS = 500
@@ -128,7 +127,6 @@ class HttpConfig(BaseModel):
         return value.strip().upper() if isinstance(value, str) else value
 
 
-@register
 class HttpNode(Node):
     type_name = "http"
     title = "HTTP request"

@@ -8,7 +8,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from plait.nodes.base import Node, NodeContext, NodeError, NodeResult
-from plait.nodes.registry import register
 
 
 class HumanField(BaseModel):
@@ -42,7 +41,6 @@ class HumanConfig(BaseModel):
         return self
 
 
-@register
 class HumanNode(Node):
     type_name = "human"
     title = "Human input"

@@ -7,7 +7,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from plait.nodes.base import Node, NodeContext
-from plait.nodes.registry import register
 
 
 class StartConfig(BaseModel):
@@ -19,7 +18,6 @@ class StartConfig(BaseModel):
     schedule: str | None = Field(None, description="Cron expression when trigger is 'schedule'.")
 
 
-@register
 class StartNode(Node):
     type_name = "start"
     title = "Start"
@@ -39,7 +37,6 @@ class OutputConfig(BaseModel):
     value: Any = Field(None, description="Template or reference; default: the value on the input port.")
 
 
-@register
 class OutputNode(Node):
     type_name = "output"
     title = "Output"
@@ -60,7 +57,6 @@ class MessageConfig(BaseModel):
     text: str = Field(..., description="Message template, e.g. 'Hello {{inputs.name}}'.")
 
 
-@register
 class MessageNode(Node):
     type_name = "message"
     title = "Message"

@@ -20,7 +20,6 @@ from plait.llm import ChatRequest, Message, ProviderError, Usage, resolve
 from plait.llm.chat import chat_with
 from plait.nodes.base import Node, NodeContext, NodeError, NodeResult
 from plait.nodes.llm_errors import as_node_error
-from plait.nodes.registry import register
 from plait.spec.model_settings import ModelSettings
 
 ELSE_PORT = "else"
@@ -142,7 +141,6 @@ def _schema_problem(validator: Draft202012Validator | None, value: Any) -> str |
     return f"{err.message}" + (f" (at {where})" if where else "")
 
 
-@register
 class LlmNode(Node):
     type_name = "llm"
     title = "LLM"
@@ -312,7 +310,6 @@ def pick_category(reply: str | None, names: list[str]) -> str:
     return found[0] if len(found) == 1 else ELSE_PORT
 
 
-@register
 class CategorizeNode(Node):
     type_name = "categorize"
     title = "Categorize"

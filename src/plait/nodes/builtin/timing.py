@@ -9,7 +9,6 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from plait.nodes.base import Node, NodeContext, NodeError
-from plait.nodes.registry import register
 
 MAX_DELAY_S = 86_400.0
 
@@ -48,7 +47,6 @@ class DelayConfig(BaseModel):
         return value
 
 
-@register
 class DelayNode(Node):
     type_name = "delay"
     title = "Delay"

@@ -7,7 +7,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from plait.nodes.base import Node, NodeContext, NodeError
-from plait.nodes.registry import register
 from plait.tools.base import ToolError
 from plait.tools.select import resolve_tool
 
@@ -32,7 +31,6 @@ class ToolConfig(BaseModel):
     )
 
 
-@register
 class ToolNode(Node):
     type_name = "tool"
     title = "Tool"

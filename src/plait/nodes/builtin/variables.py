@@ -24,7 +24,6 @@ from plait.nodes.builtin._conditions import (
     resolve_ref,
     to_number,
 )
-from plait.nodes.registry import register
 
 AssignOperator = Literal[
     "overwrite",
@@ -96,7 +95,6 @@ class AssignConfig(BaseModel):
     )
 
 
-@register
 class AssignNode(Node):
     type_name = "assign"
     title = "Assign variables"
@@ -270,7 +268,6 @@ class MergeConfig(BaseModel):
         return groups
 
 
-@register
 class MergeNode(Node):
     type_name = "merge"
     title = "Merge"
