@@ -28,7 +28,7 @@ from plait.llm.base import (
     ToolCall,
     Usage,
 )
-from plait.llm.openai_compat import _max_retries, deepest_message
+from plait.llm.sdk_common import deepest_message, default_max_retries
 
 DEFAULT_MAX_TOKENS = 4096
 
@@ -109,7 +109,7 @@ class AnthropicProvider:
         self.client = anthropic.AsyncAnthropic(
             api_key=api_key,
             base_url=base_url,
-            max_retries=_max_retries() if max_retries is None else max_retries,
+            max_retries=default_max_retries() if max_retries is None else max_retries,
             timeout=timeout_s,
             http_client=http_client,
         )

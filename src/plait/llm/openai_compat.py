@@ -9,7 +9,6 @@ replies too. SDK errors become the `ProviderError` family carrying the server's 
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import openai
@@ -27,48 +26,7 @@ from plait.llm.base import (
     ToolCall,
     Usage,
 )
-
-
-def _max_retries() -> int:
-    return int(os.environ.get("PLAIT_LLM_MAX_RETRIES", "2"))
-
-
-_MAX_MESSAGE = 1000
-
-
-def deepest_message(exc: BaseException) -> str:
-    """The innermost meaningful text of an exception chain (the server's message, the socket error),
-    without a server-side traceback some servers append (llama.cpp's does), at most 1000 chars."""
-    text = _deepest(exc).strip()
-    cut = text.find("\n\n  File ")
-    if cut > 0:
-        text = text[:cut].rstrip()
-    return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 3] + "..."
-
-
-def _deepest(exc: BaseException) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])
-        if isinstance(inner, str) and inner:
-            return inner
-        if isinstance(body.get("message"), str):
-            return body["message"]
-        if isinstance(body.get("detail"), str):
-            return body["detail"]
-    elif isinstance(body, str) and body.strip():
-        return body.strip()
-    seen = {id(exc)}
-    cause = exc.__cause__ or exc.__context__
-    deepest = None
-    while cause is not None and id(cause) not in seen:
-        seen.add(id(cause))
-        if str(cause):
-            deepest = str(cause)
-        cause = cause.__cause__ or cause.__context__
-    return deepest or getattr(exc, "message", None) or str(exc) or type(exc).__name__
+from plait.llm.sdk_common import deepest_message, default_max_retries
 
 
 def _is_model_missing(exc: openai.APIStatusError, message: str) -> bool:
@@ -190,7 +148,7 @@ class OpenAICompatProvider:
         self.client = openai.AsyncOpenAI(
             api_key=api_key,
             base_url=base_url,
-            max_retries=_max_retries() if max_retries is None else max_retries,
+            max_retries=default_max_retries() if max_retries is None else max_retries,
             timeout=timeout_s,
             http_client=http_client,
         )

@@ -447,14 +447,14 @@ def _describe_type(value: object) -> str:
     return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
 
 
-def _find_unserialisable(value: object, path: str, depth: int = 0) -> tuple[str, str] | None:
+def find_unserialisable(value: object, path: str, depth: int = 0) -> tuple[str, str] | None:
     if depth > 200:
         return None
     if value is None or isinstance(value, (str, int, float, bool)):
         return None
     if isinstance(value, (list, tuple)):
         for i, item in enumerate(value):
-            found = _find_unserialisable(item, f"{path}[{i}]", depth + 1)
+            found = find_unserialisable(item, f"{path}[{i}]", depth + 1)
             if found:
                 return found
         return None
@@ -462,7 +462,7 @@ def _find_unserialisable(value: object, path: str, depth: int = 0) -> tuple[str,
         for key, item in value.items():
             if not (key is None or isinstance(key, (str, int, float, bool))):
                 return f"a key of {path}", _describe_type(key)
-            found = _find_unserialisable(item, f"{path}[{key!r}]", depth + 1)
+            found = find_unserialisable(item, f"{path}[{key!r}]", depth + 1)
             if found:
                 return found
         return None
@@ -559,7 +559,7 @@ def _encode_outcome(outcome: dict) -> bytes:
     try:
         return json.dumps(outcome).encode()
     except (TypeError, ValueError, RecursionError) as exc:
-        found = _find_unserialisable(outcome.get("value"), "the return value")
+        found = find_unserialisable(outcome.get("value"), "the return value")
         if found:
             where, type_name = found
             message = (

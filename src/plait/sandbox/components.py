@@ -14,6 +14,7 @@ and describes or runs the class. See docs/components.md.
 
 from __future__ import annotations
 
+import inspect
 import re
 from dataclasses import asdict, dataclass, field
 from functools import cache
@@ -31,6 +32,8 @@ from plait.sandbox.scan import (
     scan,
 )
 from plait.sandbox.types import Limits, SandboxResult
+from plait.sdk import Component
+from plait.sdk.templates import BUILTIN_TEMPLATES
 
 CLASS_NAME_RE = re.compile(r"^[A-Z][A-Za-z0-9_]*$")
 MAX_CLASS_NAME = 64
@@ -40,15 +43,11 @@ VALIDATION_LIMITS = Limits(timeout_s=15.0, memory_mb=512)
 
 @cache
 def sdk_source() -> str:
-    """The SDK module source shipped into every component call."""
-    import plait.sdk._core as core
-
-    return Path(core.__file__).read_text(encoding="utf-8")
+    """The SDK module source shipped into every component call (the file that defines `Component`)."""
+    return Path(inspect.getfile(Component)).read_text(encoding="utf-8")
 
 
 def builtin_templates() -> dict[str, str]:
-    from plait.sdk.templates import BUILTIN_TEMPLATES
-
     return BUILTIN_TEMPLATES
 
 

@@ -30,7 +30,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from plait.sandbox.child import _find_unserialisable
+from plait.sandbox.child import find_unserialisable
 from plait.sandbox.types import Limits, SandboxResult
 
 CHILD_PATH = str(Path(__file__).with_name("child.py"))
@@ -348,7 +348,7 @@ class SandboxPool:
         t0 = time.perf_counter()
         if not isinstance(function, str) or not function.isidentifier():
             raise ValueError(f"function must be a Python identifier, got {function!r}")
-        bad = _find_unserialisable(kwargs, "arguments")
+        bad = find_unserialisable(kwargs, "arguments")
         if bad:
             return SandboxResult(
                 ok=False,
