@@ -212,7 +212,7 @@ async def test_sql_checkpointer_keeps_decisions_for_restore(database_url: str) -
         cp = await store.checkpointer.load(first.run_id)
         assert cp is not None and [d["step"] for d in cp.decisions] == [1, 2]
         assert cp.decisions == first.decisions
-        rows = await store.decisions.list(first.run_id)
+        rows = await store.decisions.list_decisions(first.run_id)
         assert [(r.step, r.node_id) for r in rows] == [(1, None), (2, "triage")]
         # A fresh process resumes from the stored checkpoint: the decider's script goes on at step 3.
         done = await plait.resume(doc, first.run_id, {"approved": False}, checkpointer=store.checkpointer)

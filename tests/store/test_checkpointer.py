@@ -79,7 +79,12 @@ async def test_round_trip(checkpointer: SqlCheckpointer, store: Store) -> None:
         sent.extend(batch)
         seq += len(batch)
     final = Event(
-        seq + 1, "run_finished", "r1", 9.0, None, {"status": "completed", "usage": {"input_tokens": 5}}
+        seq + 1,
+        "run_finished",
+        "r1",
+        9.0,
+        None,
+        {"status": "completed", "outputs": {"out": [1, "two"]}, "usage": {"input_tokens": 5}},
     )
     await checkpointer.finish("r1", "completed", {"out": [1, "two"]}, None, [final])
 
@@ -156,7 +161,7 @@ async def test_finish_releases_the_lease_of_a_finished_run_only(
     checkpointer: SqlCheckpointer, store: Store
 ) -> None:
     for run_id, status in (("done", "completed"), ("paused", "waiting")):
-        await checkpointer.create_run(run_id, "f", lease_owner="me", lease_until=time.time() + 60)
+        await store.runs.create(run_id, "f", lease_owner="me", lease_until=time.time() + 60)
         await checkpointer.begin(RunRecord(run_id, "f", {}, {}, 1.0), [Event(1, "run_started", run_id, 1.0)])
         await checkpointer.finish(run_id, status, None, None, [Event(2, "run_finished", run_id, 2.0)])
     done, paused = await store.runs.get("done"), await store.runs.get("paused")
@@ -272,7 +277,7 @@ async def sqlite_writer(store: Store, backend: str) -> AsyncIterator[SqlCheckpoi
 
 async def test_a_run_alone_writes_on_its_own_thread(sqlite_writer: SqlCheckpointer, store: Store) -> None:
     """Nothing to group-commit with: every write runs inline and the writer thread never starts."""
-    await sqlite_writer.create_run("r1", "f")
+    await store.runs.create("r1", "f")
     await sqlite_writer.begin(RunRecord("r1", "f", {}, {}, 1.0), [Event(1, "run_started", "r1", 1.0)])
     await sqlite_writer.save(
         "r1", NodeDelta("a", "ok", 1, vars={"v": 1}), [Event(2, "node_finished", "r1", 2.0)]

@@ -93,7 +93,7 @@ async def test_human_flow_waits_then_resumes(checkpointer: SqlCheckpointer, stor
     ]
     _assert_event_log(cp.events)
     assert [e.type for e in cp.events].count("run_finished") == 2  # waiting, then completed
-    assert (await store.events.list("r1")) == cp.events
+    assert (await store.events.list_events("r1")) == cp.events
     row = await store.runs.get("r1")
     assert row.status == "completed" and row.outputs == {"o": 41} and row.last_seq == cp.events[-1].seq
 
@@ -180,4 +180,4 @@ async def test_concurrent_runs_share_one_checkpointer(checkpointer: SqlCheckpoin
         cp = await checkpointer.load(f"r{i}")
         assert cp is not None and cp.run.status == "completed" and len(cp.deltas) == 6
         _assert_event_log(cp.events)
-    assert len(await store.runs.list(status="completed", limit=100)) == 20
+    assert len(await store.runs.list_runs(status="completed", limit=100)) == 20

@@ -24,7 +24,7 @@ async def test_users(store: Store) -> None:
     with pytest.raises(IntegrityError):
         await store.users.create(email="a@example.com")
     b = await store.users.create(name="no email")
-    assert [x.id for x in await store.users.list()] == [u.id, b.id]
+    assert [x.id for x in await store.users.list_users()] == [u.id, b.id]
     assert await store.users.delete(b.id) is True
     assert await store.users.delete(b.id) is False
 
@@ -46,16 +46,16 @@ async def test_api_keys(store: Store) -> None:
     assert await store.api_keys.verify("") is None
 
     other, _ = await store.api_keys.create("other")
-    assert [k.id for k in await store.api_keys.list(user_id=user.id)] == [row.id]
-    assert {k.id for k in await store.api_keys.list()} == {row.id, other.id}
+    assert [k.id for k in await store.api_keys.list_keys(user_id=user.id)] == [row.id]
+    assert {k.id for k in await store.api_keys.list_keys()} == {row.id, other.id}
 
     assert await store.api_keys.revoke(row.id, now=2000.0) is True
     assert await store.api_keys.revoke(row.id) is False
     assert await store.api_keys.verify(key) is None
-    assert [k.id for k in await store.api_keys.list()] == [other.id]
+    assert [k.id for k in await store.api_keys.list_keys()] == [other.id]
     revoked = await store.api_keys.get(row.id)
     assert revoked.revoked and revoked.revoked_at == 2000.0
-    assert len(await store.api_keys.list(include_revoked=True)) == 2
+    assert len(await store.api_keys.list_keys(include_revoked=True)) == 2
 
 
 # ------------------------------------------------------------------------------------- flows
@@ -74,8 +74,8 @@ async def test_flows_crud(store: Store) -> None:
     assert updated is not None and updated.draft == new_draft and updated.name == "Renamed"
     assert updated.updated_at >= f.updated_at
     assert await store.flows.update("nope", name="x") is None
-    assert [x.id for x in await store.flows.list()] == ["f1", "f2"]  # most recently updated first
-    assert len(await store.flows.list(limit=1)) == 1
+    assert [x.id for x in await store.flows.list_flows()] == ["f1", "f2"]  # most recently updated first
+    assert len(await store.flows.list_flows(limit=1)) == 1
 
     assert await store.flows.delete("f2") is True
     assert await store.flows.delete("f2") is False
@@ -116,12 +116,12 @@ async def test_runs_crud_and_status(store: Store) -> None:
 
     assert (await store.runs.get("r1")).inputs == {"x": 1}
     assert await store.runs.get("nope") is None
-    assert [x.id for x in await store.runs.list()] == ["r3", "r2", "r1"]
-    assert [x.id for x in await store.runs.list(flow_id="f1")] == ["r2", "r1"]
-    assert [x.id for x in await store.runs.list(status="running")] == ["r3"]
-    assert [x.id for x in await store.runs.list(status=["queued", "running"], limit=2)] == ["r3", "r2"]
-    assert [x.id for x in await store.runs.list(parent_run_id="r1")] == ["r2"]
-    assert [x.id for x in await store.runs.list(offset=2)] == ["r1"]
+    assert [x.id for x in await store.runs.list_runs()] == ["r3", "r2", "r1"]
+    assert [x.id for x in await store.runs.list_runs(flow_id="f1")] == ["r2", "r1"]
+    assert [x.id for x in await store.runs.list_runs(status="running")] == ["r3"]
+    assert [x.id for x in await store.runs.list_runs(status=["queued", "running"], limit=2)] == ["r3", "r2"]
+    assert [x.id for x in await store.runs.list_runs(parent_run_id="r1")] == ["r2"]
+    assert [x.id for x in await store.runs.list_runs(offset=2)] == ["r1"]
 
     assert await store.runs.set_status("r1", "running", expected="queued") is True
     assert await store.runs.set_status("r1", "running", expected="queued") is False  # compare-and-set
@@ -146,9 +146,9 @@ async def test_run_delete_cascades(store: Store) -> None:
     await store.decisions.add("r1", 1, {"mode": "stop"})
     assert await store.runs.delete("r1") is True
     assert await store.runs.delete("r1") is False
-    assert await store.events.list("r1") == []
+    assert await store.events.list_events("r1") == []
     assert await store.human_tasks.get("t1") is None
-    assert await store.decisions.list("r1") == []
+    assert await store.decisions.list_decisions("r1") == []
 
 
 async def test_leases(store: Store) -> None:
@@ -218,9 +218,9 @@ async def test_events(store: Store) -> None:
     ]
     await store.events.append("r1", events)
     await store.events.append("r1", [])
-    assert await store.events.list("r1") == events
-    assert await store.events.list("r1", after_seq=1) == events[1:]
-    assert await store.events.list("r1", after_seq=1, limit=1) == events[1:2]
+    assert await store.events.list_events("r1") == events
+    assert await store.events.list_events("r1", after_seq=1) == events[1:]
+    assert await store.events.list_events("r1", after_seq=1, limit=1) == events[1:2]
     assert await store.events.last_seq("r1") == 3
     assert (await store.runs.get("r1")).last_seq == 3
     with pytest.raises(IntegrityError):  # seq is unique per run
@@ -281,9 +281,9 @@ async def test_human_tasks_expire_cancel_and_list(store: Store) -> None:
     assert await store.human_tasks.expire_due(200.0) == []
     assert await store.human_tasks.cancel_for_run("r1", now=250.0) == 2  # b and c
     assert (await store.human_tasks.get(b.token)).status == "cancelled"
-    assert [x.token for x in await store.human_tasks.list(run_id="r1")] == [a.token, b.token, c.token]
-    assert [x.token for x in await store.human_tasks.list(status="pending")] == [d.token]
-    assert len(await store.human_tasks.list(limit=2)) == 2
+    assert [x.token for x in await store.human_tasks.list_tasks(run_id="r1")] == [a.token, b.token, c.token]
+    assert [x.token for x in await store.human_tasks.list_tasks(status="pending")] == [d.token]
+    assert len(await store.human_tasks.list_tasks(limit=2)) == 2
 
 
 async def test_human_task_from_interrupt(store: Store) -> None:
@@ -324,7 +324,7 @@ async def test_decisions(store: Store) -> None:
         "r1", 1, {"mode": "next", "next": [{"node": "a", "input": {}}]}, node_id="a"
     )
     assert d1.id is not None
-    assert [(d.step, d.data) for d in await store.decisions.list("r1")] == [(1, d1.data), (2, d2)]
+    assert [(d.step, d.data) for d in await store.decisions.list_decisions("r1")] == [(1, d1.data), (2, d2)]
 
 
 # --------------------------------------------------------------------------------- variables
@@ -348,18 +348,18 @@ async def test_variables_are_encrypted_at_rest(store: Store) -> None:
         "LIMITS": {"max": 3},
     }
 
-    listed = await store.variables.list()
+    listed = await store.variables.list_variables()
     assert [(v.name, v.value, v.is_secret) for v in listed] == [
         ("API_KEY", REDACTED, True),
         ("LIMITS", {"max": 3}, False),
         ("REGION", "eu", False),
     ]
     assert listed[0].description == "the key"
-    assert (await store.variables.list(reveal=True))[0].value == "sk-very-secret"
+    assert (await store.variables.list_variables(reveal=True))[0].value == "sk-very-secret"
 
     await store.variables.set("API_KEY", "sk-new", is_secret=True)  # update keeps the description
     assert await store.variables.get("API_KEY") == "sk-new"
-    assert (await store.variables.list())[0].description == "the key"
+    assert (await store.variables.list_variables())[0].description == "the key"
 
     assert await store.variables.delete("REGION") is True
     assert await store.variables.delete("REGION") is False
@@ -392,8 +392,8 @@ async def test_components(store: Store) -> None:
     await store.components.save("Tool", "x", kind="tool")
     assert (await store.components.get("Upper")).version == 2
     assert await store.components.get("Nope") is None
-    assert [x.name for x in await store.components.list()] == ["Tool", "Upper"]
-    assert [x.name for x in await store.components.list(kind="tool")] == ["Tool"]
+    assert [x.name for x in await store.components.list_components()] == ["Tool", "Upper"]
+    assert [x.name for x in await store.components.list_components(kind="tool")] == ["Tool"]
     assert await store.components.delete("Tool") is True
     assert await store.components.delete("Tool") is False
 
@@ -413,16 +413,16 @@ async def test_components_are_scoped_to_their_owner(store: Store) -> None:
     assert (await store.components.get("Upper", owner_id=alice.id)).code == "alice v2"
     assert (await store.components.get("Upper", owner_id=bob.id)).code == "bob"
     await store.components.save("Lower", "alice", owner_id=alice.id)
-    assert [c.name for c in await store.components.list(owner_id=alice.id)] == ["Lower", "Upper"]
-    assert [c.name for c in await store.components.list(owner_id=bob.id)] == ["Upper"]
-    assert [c.name for c in await store.components.list()] == ["Upper"]
+    assert [c.name for c in await store.components.list_components(owner_id=alice.id)] == ["Lower", "Upper"]
+    assert [c.name for c in await store.components.list_components(owner_id=bob.id)] == ["Upper"]
+    assert [c.name for c in await store.components.list_components()] == ["Upper"]
     assert await store.components.get("Lower", owner_id=bob.id) is None
     assert await store.components.delete("Lower", owner_id=bob.id) is False
     assert await store.components.delete("Upper", owner_id=bob.id) is True
     assert (await store.components.get("Upper", owner_id=alice.id)).code == "alice v2"
     assert (await store.components.get("Upper")).code == "shared v2"
     await store.users.delete(alice.id)  # a user's components go with the user
-    assert await store.components.list(owner_id=alice.id) == []
+    assert await store.components.list_components(owner_id=alice.id) == []
 
 
 # ---------------------------------------------------------------------------------- triggers
@@ -441,9 +441,9 @@ async def test_triggers(store: Store) -> None:
     assert TriggerRepo.check_secret(cron, None) is True
 
     assert (await store.triggers.get(hook.id)).config == {"method": "POST"}
-    assert [t.id for t in await store.triggers.list(flow_id="f1")] == [hook.id, cron.id]
-    assert [t.id for t in await store.triggers.list(kind="schedule")] == [cron.id, other.id]
-    assert [t.id for t in await store.triggers.list(enabled=False)] == [other.id]
+    assert [t.id for t in await store.triggers.list_triggers(flow_id="f1")] == [hook.id, cron.id]
+    assert [t.id for t in await store.triggers.list_triggers(kind="schedule")] == [cron.id, other.id]
+    assert [t.id for t in await store.triggers.list_triggers(enabled=False)] == [other.id]
 
     assert [t.id for t in await store.triggers.due(150.0)] == [cron.id]  # disabled one is not due
     assert await store.triggers.claim_fire(cron.id, 100.0, 160.0, now=150.0) is True

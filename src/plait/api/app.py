@@ -252,7 +252,7 @@ async def run_events(
     """SSE: `id:` = event seq, `event:` = type, `data:` = JSON. Replays stored events, then tails the
     live run; re-attach with `Last-Event-ID`. Heartbeat comments keep idle connections open. Ends after
     the `run_finished` of a completed, failed or cancelled run."""
-    await svc.runs._row(_id(run_id, "run"))
+    await svc.runs.require(_id(run_id, "run"))
     start = _last_event_id(last_event_id, after)
     return StreamingResponse(
         _sse(svc, run_id, start, "terminal"), media_type="text/event-stream", headers=SSE_HEADERS

@@ -83,7 +83,7 @@ class CatalogService:
         """Every registered node type, then the caller's custom components (`component:<Name>`
         entries, each an instance of the `component` type with `config_defaults`)."""
         out = list(self._describe_builtin())
-        rows = await self.store.components.list(owner_id=owner_id, kind="node")
+        rows = await self.store.components.list_components(owner_id=owner_id, kind="node")
         for row in rows:
             spec = {**(row.spec or {}), "class_name": (row.spec or {}).get("class_name") or row.name}
             entry = describe_component(spec)
@@ -159,7 +159,7 @@ class CatalogService:
                 "description": v.description,
                 "updated_at": v.updated_at,
             }
-            for v in await self.store.variables.list(reveal=False)
+            for v in await self.store.variables.list_variables(reveal=False)
         ]
 
     async def set_variable(

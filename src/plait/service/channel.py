@@ -186,7 +186,7 @@ class FlowChannel:
             after = msg.get("after", 0)
             if not isinstance(after, int) or isinstance(after, bool) or after < 0:
                 raise ChannelError("invalid_message", "`after` must be a non-negative integer (an event seq)")
-            await self.services.runs._row(run_id)  # 404 before subscribing
+            await self.services.runs.require(run_id)  # 404 before subscribing
             await self.send({"type": "subscribed", "run_id": run_id, **reply})
             self._subscribe(run_id, after)
         elif kind == "unsubscribe":

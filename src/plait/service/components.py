@@ -85,7 +85,7 @@ class ComponentService:
         return [self._specs[n] for n in sorted(self._specs)]
 
     async def refresh(self) -> None:
-        rows = await self.store.components.list(kind="node")
+        rows = await self.store.components.list_components(kind="node")
         self._specs = {r.name: {**(r.spec or {}), "class_name": r.name} for r in rows}
 
     async def start(self) -> None:
@@ -128,7 +128,7 @@ class ComponentService:
         return component_view(row)
 
     async def list(self, *, owner_id: str | None = None) -> list[dict[str, Any]]:
-        rows = await self.store.components.list(owner_id=owner_id, kind="node")
+        rows = await self.store.components.list_components(owner_id=owner_id, kind="node")
         return [component_view(r, source=False) for r in rows]
 
     async def get_view(self, name: str, *, owner_id: str | None = None) -> dict[str, Any]:

@@ -56,7 +56,7 @@ class Services:
         if (
             self.settings.create_admin_key
             and not self.settings.api_key
-            and not await self.store.api_keys.list(include_revoked=True)
+            and not await self.store.api_keys.list_keys(include_revoked=True)
         ):
             _, key = await self.store.api_keys.create("admin")
             self.admin_key = key

@@ -142,7 +142,7 @@ class FlowService:
         return {**flow_summary(row), "draft": row.draft, "problems": problems_of(row.draft)}
 
     async def list(self, *, limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
-        return [flow_summary(r) for r in await self.store.flows.list(limit=limit, offset=offset)]
+        return [flow_summary(r) for r in await self.store.flows.list_flows(limit=limit, offset=offset)]
 
     async def count(self) -> int:
         async with self.store.sessionmaker() as session:

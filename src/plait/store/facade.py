@@ -1,4 +1,7 @@
-"""`Store`: one object holding the engine, the session factory and every repository."""
+"""`Store`: one object holding the engine, the session factory and every repository.
+
+On a SQLite file the store owns one `SqliteWriter`, shared by the checkpointer and `RunRepo`:
+checkpoints and run-row writes of this process go through one connection and commit together."""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from plait.store.checkpointer import SqlCheckpointer
 from plait.store.crypto import SecretBox
-from plait.store.db import create_engine_from_url, database_url, make_sessionmaker
+from plait.store.db import create_engine_from_url, database_url, make_sessionmaker, sqlite_path
 from plait.store.migrate import migrate
 from plait.store.repos import (
     ApiKeyRepo,
@@ -21,6 +24,7 @@ from plait.store.repos import (
     UserRepo,
     VariableRepo,
 )
+from plait.store.sqlite_writer import SqliteWriter
 
 
 class Store:
@@ -32,10 +36,12 @@ class Store:
         self.sessionmaker: async_sessionmaker[AsyncSession] = make_sessionmaker(engine)
         self.box = box or SecretBox.from_env(self.url)
         sm = self.sessionmaker
+        path = sqlite_path(engine.url) if engine.dialect.name == "sqlite" else None
+        self.sqlite_writer: SqliteWriter | None = SqliteWriter(str(path)) if path is not None else None
         self.users = UserRepo(sm)
         self.api_keys = ApiKeyRepo(sm)
         self.flows = FlowRepo(sm)
-        self.runs = RunRepo(sm)
+        self.runs = RunRepo(sm, self.sqlite_writer)
         self.events = EventRepo(sm)
         self.human_tasks = HumanTaskRepo(sm)
         self.decisions = DecisionRepo(sm)
@@ -63,12 +69,14 @@ class Store:
     def checkpointer(self) -> SqlCheckpointer:
         """The store's checkpointer (one per store: it caches the live variables of active runs)."""
         if self._checkpointer is None:
-            self._checkpointer = SqlCheckpointer(self.sessionmaker)
+            self._checkpointer = SqlCheckpointer(self.sessionmaker, writer=self.sqlite_writer)
         return self._checkpointer
 
     async def close(self) -> None:
         if self._checkpointer is not None:
             await self._checkpointer.close()
+        if self.sqlite_writer is not None:
+            await self.sqlite_writer.close()
         await self.engine.dispose()
 
     async def __aenter__(self) -> Store:

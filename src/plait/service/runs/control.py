@@ -1,0 +1,135 @@
+"""`RunControl`: the requests that start and stop runs: start (background or synchronous),
+retry from a node, cancel.
+
+A new run's row is created queued and leased to this process in one write, then the launcher
+executes it. Cancelling a run executing here goes through the cancel source at once; one
+executing elsewhere is flagged in the database for its owner's lease keeper; one that is not
+executing anywhere (waiting, queued, orphaned) is ended here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from typing import Any
+
+from plait import RunResult, validate_inputs
+from plait.engine.status import TERMINAL_RUN_STATUSES, RunStatus
+from plait.service.errors import Conflict, Invalid
+from plait.service.flows import FlowService
+from plait.service.runs.cancels import RunCancels
+from plait.service.runs.launcher import Retry, RunLauncher, Start
+from plait.service.runs.views import RunViews, run_summary
+from plait.service.settings import Settings
+from plait.store import Store
+
+CANCEL_WAIT_S = 5.0  # how long `cancel` waits for a run executing here to stop
+
+
+class RunControl:
+    def __init__(
+        self,
+        store: Store,
+        flows: FlowService,
+        settings: Settings,
+        launcher: RunLauncher,
+        views: RunViews,
+        cancels: RunCancels,
+    ) -> None:
+        self.store = store
+        self.flows = flows
+        self.settings = settings
+        self.launcher = launcher
+        self.views = views
+        self.cancels = cancels
+
+    def _lease_until(self) -> float:
+        return time.time() + self.settings.lease_ttl_s
+
+    async def start(
+        self, flow_id: str, inputs: dict[str, Any] | None, *, version: str | int | None = None
+    ) -> tuple[str, asyncio.Task[RunResult | None]]:
+        """Validate, create the run row (queued, leased by this process) and start executing it."""
+        if inputs is not None and not isinstance(inputs, dict):
+            raise Invalid("inputs must be a JSON object")
+        flow, number, draft = await self.flows.resolve_for_run(flow_id, version)
+        data = validate_inputs(flow, inputs)
+        run_id = uuid.uuid4().hex
+        with self.launcher.claiming(run_id):
+            # One write: the row is created queued and leased to this process.
+            await self.store.runs.create(
+                run_id,
+                flow_id,
+                inputs=data,
+                version=number,
+                document=draft,
+                status=RunStatus.QUEUED,
+                variables=flow.doc.variables,
+                lease_owner=self.launcher.owner,
+                lease_until=self._lease_until(),
+            )
+            task = self.launcher.launch(run_id, flow, Start(data), leased=True)
+        return run_id, task
+
+    async def run_sync(
+        self, flow_id: str, inputs: dict[str, Any] | None, *, version: str | int | None = None
+    ) -> dict[str, Any]:
+        run_id, task = await self.start(flow_id, inputs, version=version)
+        self.views.keep(run_id, await asyncio.shield(task))
+        return await self.views.result_view(run_id)
+
+    async def wait(self, run_id: str, timeout: float | None = None) -> None:
+        """Wait until the run stops executing here (no-op when it does not execute here)."""
+        task = self.launcher.executing(run_id)
+        if task is not None:
+            self.views.keep(run_id, await asyncio.wait_for(asyncio.shield(task), timeout))
+
+    async def retry(self, run_id: str, from_node: str) -> str:
+        """A new run reusing this one's recorded outputs, from `from_node` on; returns its id."""
+        row = await self.views.require(run_id)
+        if row.status not in TERMINAL_RUN_STATUSES and row.status != RunStatus.WAITING:
+            raise Conflict(f"run {run_id!r} is {row.status}; retry it when it has stopped")
+        flow = await self.flows.document_for_run(row.flow_id, row.version, row.document)
+        if not isinstance(from_node, str) or from_node.lower() not in flow.plan.by_key:
+            raise Invalid(f"flow {row.flow_id!r} has no node {from_node!r}")
+        new_id = uuid.uuid4().hex
+        with self.launcher.claiming(new_id):
+            await self.store.runs.create(
+                new_id,
+                row.flow_id,
+                inputs=row.inputs,
+                version=row.version,
+                document=row.document,
+                status=RunStatus.QUEUED,
+                variables=row.variables,
+                lease_owner=self.launcher.owner,
+                lease_until=self._lease_until(),
+            )
+            self.launcher.launch(new_id, flow, Retry(run_id, from_node), leased=True)
+        return new_id
+
+    async def cancel(self, run_id: str) -> dict[str, Any]:
+        row = await self.views.require(run_id)
+        if row.status in TERMINAL_RUN_STATUSES:
+            raise Conflict(f"run {run_id!r} already {row.status}")
+        await self.store.runs.request_cancel(run_id)
+        task = self.launcher.executing(run_id)
+        if task is not None:
+            self.cancels.cancel(run_id)
+            try:
+                await asyncio.wait_for(asyncio.shield(task), CANCEL_WAIT_S)
+            except TimeoutError:
+                pass
+        else:
+            async with self.launcher.lock(run_id):
+                row = await self.views.require(run_id)
+                lease_dead = row.lease_owner is None or (row.lease_until or 0) < time.time()
+                idle = row.status in (RunStatus.WAITING, RunStatus.QUEUED)
+                if idle or (row.status == RunStatus.RUNNING and lease_dead):
+                    await self.launcher.end_idle(run_id, RunStatus.CANCELLED, None)
+                # else: another process owns it; its lease keeper sees cancel_requested.
+        return run_summary(await self.views.require(run_id))
+
+
+__all__ = ["RunControl"]

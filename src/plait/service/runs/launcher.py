@@ -1,0 +1,303 @@
+"""`RunLauncher`: the one code path that executes runs in this process.
+
+Starting a run, answering a waiting node, a retry from a node, continuing a run after a crash and
+failing a node whose task expired are all one `launch(run_id, flow, how)`: `how` says which engine
+entry point (`Start`, `Resume`, `Retry`), and the launcher builds the engine call once (flow,
+checkpointer, event sink, variables, providers, tools, sub-flow resolver, cancel source). It runs
+the call as the run's asyncio task under the run's lease, turns unexpected failures into a failed
+run, writes the human-task rows the run's `waiting` events ask for, and lets go of the run
+(lease, caches, event history) when the task ends.
+
+Runs execute in-process as asyncio tasks (PLAIT_EXECUTOR=inline), persisted through the store's
+`SqlCheckpointer`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import plait
+from plait import Flow, ResumeError, RunResult
+from plait.engine import events as ev
+from plait.engine.cancel import Unwatch
+from plait.engine.events import Event
+from plait.engine.status import TERMINAL_RUN_STATUSES, RunStatus
+from plait.service.bus import EventBus
+from plait.service.errors import Conflict, ServiceError
+from plait.service.runs.cancels import RunCancels
+from plait.service.settings import Settings
+from plait.store import Store
+
+log = logging.getLogger("plait.service")
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    """A new run with these (validated) inputs; its row exists, queued."""
+
+    inputs: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Resume:
+    """Continue a run from its checkpoint: answer `node_id` with `data` (None data: the node's
+    task expired), or with neither just continue (crash recovery; waiting nodes keep waiting)."""
+
+    data: Any = None
+    node_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """A new run reusing the recorded outputs of `source_run_id` except `from_node` and after."""
+
+    source_run_id: str
+    from_node: str
+
+
+Launch = Start | Resume | Retry
+# Where sub-flow nodes find the flows they name by id (the service's flow library).
+SubflowSource = Callable[[str], Awaitable[Flow | None]]
+
+
+class RunLauncher:
+    """Executes runs here, one asyncio task per run, and knows which runs are executing."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        bus: EventBus,
+        cancels: RunCancels,
+        *,
+        owner: str,
+        flows: SubflowSource,
+        providers: Any = None,
+        tools: Any = None,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.bus = bus
+        self.cancels = cancels
+        self.owner = owner  # this process' name in leases
+        self.flows = flows  # sub-flows by id (the flow library)
+        self.providers = providers  # None: the engine's defaults
+        self.tools = tools
+        self._tasks: dict[str, asyncio.Task[RunResult | None]] = {}
+        self._row_tasks: dict[str, list[asyncio.Task[Any]]] = defaultdict(list)
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+        self._claimed: set[str] = set()  # runs being created here (not yet executing)
+
+    # ------------------------------------------------------------------ what executes here
+    @property
+    def active(self) -> set[str]:
+        """The runs executing in this process."""
+        return set(self._tasks)
+
+    def executing(self, run_id: str) -> asyncio.Task[RunResult | None] | None:
+        """The task of the run when it executes here."""
+        return self._tasks.get(run_id)
+
+    def is_claimed(self, run_id: str) -> bool:
+        """Whether this process is creating the run (its row may not be leased yet)."""
+        return run_id in self._claimed
+
+    @contextmanager
+    def claiming(self, run_id: str) -> Iterator[None]:
+        """Mark a run this process is creating, so that recovery leaves it alone meanwhile."""
+        self._claimed.add(run_id)
+        try:
+            yield
+        finally:
+            self._claimed.discard(run_id)
+
+    def lock(self, run_id: str) -> asyncio.Lock:
+        """The lock that serialises answering, cancelling and expiring one run."""
+        lock = self._locks.get(run_id)
+        if lock is None:
+            lock = self._locks[run_id] = asyncio.Lock()
+        return lock
+
+    def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
+        """Run `coro` in the background (cancelled by `close`)."""
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
+
+    async def close(self) -> None:
+        """Interrupt (not cancel) every run executing here; their leases are released, so the
+        next start continues them from their last checkpoint."""
+        tasks = list(self._tasks.values()) + list(self._background)
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    # ------------------------------------------------------------------ launching
+    def launch(
+        self, run_id: str, flow: Flow, how: Launch, *, leased: bool = False
+    ) -> asyncio.Task[RunResult | None]:
+        """Execute the run as a task. `leased`: this process has just taken the run's lease (in
+        the statement that created the row), so it is not taken again."""
+        if run_id in self._tasks:
+            raise Conflict(f"run {run_id!r} is already executing")
+        self.cancels.expect(run_id)
+        task = asyncio.get_running_loop().create_task(
+            self._execute(run_id, flow, how, leased), name=f"plait-run-{run_id}"
+        )
+        self._tasks[run_id] = task
+        unwatch = self._watch_cancel(run_id)
+
+        def _done(t: asyncio.Task[Any]) -> None:
+            unwatch()
+            self.cancels.forget(run_id)
+            if self._tasks.get(run_id) is t:
+                self._tasks.pop(run_id, None)
+
+        task.add_done_callback(_done)
+        return task
+
+    def _engine_call(self, run_id: str, flow: Flow, how: Launch, env: dict[str, Any]) -> Awaitable[RunResult]:
+        """The engine entry point for `how`, with everything a run of this service gets."""
+        common: dict[str, Any] = {
+            "checkpointer": self.store.checkpointer,
+            "on_event": self._sink,
+            "env": env,
+            "flows": self.flows,
+            "providers": self.providers,
+            "tools": self.tools,
+        }
+        if isinstance(how, Start):
+            return plait.run(flow, how.inputs, run_id=run_id, **common)
+        if isinstance(how, Resume):
+            return plait.resume(flow, run_id, how.data, node_id=how.node_id, **common)
+        return plait.retry(flow, how.source_run_id, how.from_node, new_run_id=run_id, **common)
+
+    def _watch_cancel(self, run_id: str) -> Unwatch:
+        """Until the engine takes the cancel source itself: a cancel request reaches the run
+        through `plait.cancel`, retried while the run is being set up (the engine knows the run
+        from the moment it starts executing its nodes)."""
+
+        async def deliver() -> None:
+            task = self._tasks.get(run_id)
+            while task is not None and not task.done():
+                if plait.cancel(run_id):
+                    return
+                await asyncio.sleep(0.01)
+
+        def on_cancel() -> None:
+            self.spawn(deliver())
+
+        return self.cancels.watch(run_id, on_cancel)
+
+    async def _execute(self, run_id: str, flow: Flow, how: Launch, leased: bool) -> RunResult | None:
+        runs = self.store.runs
+        if not leased and not await runs.acquire_lease(run_id, self.owner, self.settings.lease_ttl_s):
+            log.warning("run %s is owned by another process; not executing it here", run_id)
+            return None
+        finished = False  # the checkpointer's finish of a terminal run released the lease
+        try:
+            # A run this process just created and leased: a cancel request reaches it through
+            # the cancel source (the lease keeper passes on the database's), so skip the read.
+            if not leased and await runs.is_cancel_requested(run_id):
+                row = await runs.get(run_id)
+                if row is not None and row.status not in TERMINAL_RUN_STATUSES:
+                    await self.end_idle(run_id, RunStatus.CANCELLED, None)
+                return None
+            result = await self._engine_call(run_id, flow, how, await self._env())
+            finished = result.status in TERMINAL_RUN_STATUSES
+            await self.flush_rows(run_id)
+            if result.status == RunStatus.CANCELLED:
+                await self.store.human_tasks.cancel_for_run(run_id)
+            return result
+        except asyncio.CancelledError:
+            raise
+        except ResumeError as exc:  # a stale answer: the run stays as it is
+            log.warning("run %s: %s", run_id, exc)
+            return None
+        except ServiceError as exc:
+            await self.end_idle(run_id, RunStatus.FAILED, exc.message)
+            return None
+        except Exception as exc:  # noqa: BLE001 - the run fails, the server stays up
+            log.exception("run %s crashed", run_id)
+            try:
+                await self.end_idle(run_id, RunStatus.FAILED, f"{type(exc).__name__}: {exc}")
+            except Exception:  # noqa: BLE001
+                log.exception("cannot record the failure of run %s", run_id)
+            return None
+        finally:
+            self._row_tasks.pop(run_id, None)
+            checkpointer = self.store.checkpointer
+            checkpointer.forget(run_id)
+            if isinstance(how, Retry):
+                checkpointer.forget(how.source_run_id)  # loaded (and cached) to be reused
+            self.bus.release(run_id)
+            if not finished:
+                try:
+                    await asyncio.shield(runs.release_lease(run_id, self.owner))
+                except (Exception, asyncio.CancelledError):  # noqa: BLE001
+                    pass
+
+    async def _env(self) -> dict[str, Any]:
+        """The global variables (`{{env.X}}`)."""
+        try:
+            return await self.store.variables.values()
+        except Exception:  # noqa: BLE001 - an undecryptable variable must not stop every run
+            log.exception("cannot read the global variables")
+            return {}
+
+    async def end_idle(self, run_id: str, status: RunStatus, error: str | None) -> None:
+        """End a run that is not executing (waiting, queued, orphaned): status, tasks, and a
+        `run_finished` event so that event streams end."""
+        await self.store.runs.set_status(
+            run_id, status, error=error, expected=(RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING)
+        )
+        await self.store.human_tasks.cancel_for_run(run_id)
+        seq = await self.store.events.last_seq(run_id) + 1
+        finished = ev.RunFinished(status, {}, {}, error=error or None)
+        event = Event(seq, ev.RUN_FINISHED, run_id, time.time(), None, finished)
+        try:
+            await self.store.events.append(run_id, [event])
+        except Exception:  # noqa: BLE001 - a concurrent writer took the seq; the status is what counts
+            log.warning("could not append run_finished to run %s", run_id)
+            return
+        self.bus.publish(event)
+        self.bus.release(run_id)
+
+    # ------------------------------------------------------------------ events and task rows
+    def _sink(self, event: Event) -> None:
+        self.bus.publish(event)
+        if isinstance(event.data, ev.Waiting):
+            task = asyncio.get_running_loop().create_task(
+                self._create_task_row(event.run_id, event.data.task)
+            )
+            self._row_tasks[event.run_id].append(task)
+
+    async def _create_task_row(self, run_id: str, interrupt: dict[str, Any]) -> None:
+        node_id = str(interrupt.get("node_id") or interrupt.get("id"))
+        if await self.store.human_tasks.pending_for_node(run_id, node_id) is None:
+            await self.store.human_tasks.create_from_interrupt(run_id, interrupt)
+
+    async def rows_written(self, run_id: str) -> None:
+        """Wait until the task rows the run's `waiting` events asked for are written (a reader
+        reacting to such an event must find its task)."""
+        creating = self._row_tasks.get(run_id)
+        while creating and not all(t.done() for t in creating):
+            await asyncio.gather(*list(creating), return_exceptions=True)
+
+    async def flush_rows(self, run_id: str) -> None:
+        """As `rows_written`, then forget them. They stay listed until then, so a concurrent
+        reader waits for them too."""
+        await self.rows_written(run_id)
+        self._row_tasks.pop(run_id, None)
+
+
+__all__ = ["Launch", "Resume", "Retry", "RunLauncher", "Start", "SubflowSource"]

@@ -1,0 +1,193 @@
+"""`SqlCheckpointer`: the engine's `Checkpointer` on SQLAlchemy (SQLite or PostgreSQL).
+
+Every call is one transaction and commits before it returns (`transactions.py` on SQLAlchemy,
+`sqlite.py` on a SQLite file's writer thread). The live variables of each active run are cached
+here so that a node that sets variables writes the new `context` without reading the old one;
+`begin` and `load` fill the cache (the run's lease guarantees a single writer per run).
+
+On a SQLite file the writes go through a `SqliteWriter` (one plain sqlite3 connection on its
+own thread, with group commit); the store shares its writer with `RunRepo`, so the service's
+run-row writes join the same commits. PostgreSQL (asyncpg) and in-memory SQLite use the async
+engine. Both paths are tested alike (`tests/store/test_checkpointer_conformance.py`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from plait.engine.checkpoint import Checkpoint, NodeDelta, RunRecord
+from plait.engine.events import Event
+from plait.store import run_rows
+from plait.store.checkpointer import sqlite as sqlite_tx
+from plait.store.checkpointer import transactions as sql_tx
+from plait.store.db import sqlite_path
+from plait.store.models import Decision, NodeRunRow, RunEvent
+from plait.store.rows import decision_row, delta_row, live_vars, row_to_delta, row_to_event, row_to_record
+from plait.store.sqlite_writer import SqliteWriter
+
+_node_runs = NodeRunRow.__table__
+_events = RunEvent.__table__
+_decisions = Decision.__table__
+
+
+class SqlCheckpointer:
+    """Implements `plait.engine.checkpoint.Checkpointer`; every method commits before it returns.
+
+    Pass the store's session factory (or an async engine). Call `await close()` when done (it
+    stops the SQLite writer thread it started; `Store.close` does it). `writer`: a SQLite writer
+    to share (the store's); `sqlite_writer_thread=False` makes a SQLite file use the async engine
+    too (slower; for comparison and tests)."""
+
+    def __init__(
+        self,
+        sessionmaker: async_sessionmaker[AsyncSession] | AsyncEngine,
+        *,
+        sqlite_writer_thread: bool = True,
+        writer: SqliteWriter | None = None,
+    ) -> None:
+        if isinstance(sessionmaker, AsyncEngine):
+            engine = sessionmaker
+        else:
+            bind = sessionmaker.kw.get("bind")
+            if not isinstance(bind, AsyncEngine):
+                raise TypeError("SqlCheckpointer needs a sessionmaker bound to an AsyncEngine")
+            engine = bind
+        self.engine = engine
+        self._vars: dict[str, dict[str, Any]] = {}
+        self._owns_writer = False
+        self._writer: SqliteWriter | None = None
+        if sqlite_writer_thread:
+            if writer is not None:
+                self._writer = writer
+            else:
+                path = sqlite_path(engine.url) if engine.dialect.name == "sqlite" else None
+                if path is not None:
+                    self._writer = SqliteWriter(str(path))
+                    self._owns_writer = True
+
+    async def close(self) -> None:
+        writer, self._writer = self._writer, None
+        if writer is not None and self._owns_writer:
+            await writer.close()
+
+    async def _tx(self, fn: Any, *args: Any) -> Any:
+        async with self.engine.begin() as conn:
+            return await conn.run_sync(fn, *args)
+
+    # -------------------------------------------------------------------------- protocol
+    async def begin(self, record: RunRecord, events: Sequence[Event]) -> None:
+        """Insert the run, or (restart, resume, a run the service queued) set it running again.
+
+        Existing rows keep their created_at, started_at and live context."""
+        run_id = record.run_id
+        values = run_rows.begin_values(record, events[-1].seq if events else 0, time.time())
+        if self._writer is not None:
+            alone = self._writer.alone(run_id, starting=True)
+            context = await self._writer.run(sqlite_tx.begin, run_id, values, events, alone=alone)
+        else:
+            context = await self._tx(sql_tx.begin, run_id, values, events)
+        live = live_vars(context)
+        self._vars[run_id] = live if live is not None else dict(record.variables)
+
+    async def save(self, run_id: str, delta: NodeDelta, events: Sequence[Event]) -> None:
+        row = delta_row(run_id, delta, events[-1].seq if events else None, time.time())
+        context = merged = None
+        if delta.vars:
+            live = self._vars.get(run_id)
+            if live is not None:
+                merged = {**live, **delta.vars}
+                context = {"vars": merged}
+        if self._writer is not None:
+            written = await self._writer.run(
+                sqlite_tx.save, run_id, row, events, context, delta.vars, alone=self._writer.alone(run_id)
+            )
+        else:
+            written = await self._tx(sql_tx.save, run_id, row, events, context, delta.vars)
+        if merged is not None or written is not None:
+            self._vars[run_id] = merged if merged is not None else written
+
+    async def save_decision(self, run_id: str, decision: dict[str, Any], events: Sequence[Event]) -> None:
+        """One edge-LLM decision into `decisions` (served by GET /runs/{id}/decisions), with its events."""
+        row = decision_row(run_id, decision, time.time())
+        if self._writer is not None:
+            await self._writer.run(
+                sqlite_tx.save_decision, run_id, row, events, alone=self._writer.alone(run_id)
+            )
+        else:
+            await self._tx(sql_tx.save_decision, run_id, row, events)
+
+    async def finish(
+        self,
+        run_id: str,
+        status: str,
+        outputs: dict[str, Any] | None,
+        error: str | None,
+        events: Sequence[Event],
+    ) -> None:
+        values = run_rows.finish_values(status, outputs, error, events, time.time())
+        if self._writer is not None:
+            await self._writer.run(sqlite_tx.finish, run_id, values, events, alone=self._writer.alone(run_id))
+        else:
+            await self._tx(sql_tx.finish, run_id, values, events)
+        self.forget(run_id)
+
+    async def load(self, run_id: str, *, events: bool = True) -> Checkpoint | None:
+        """As `Checkpointer.load`; without `events`, `last_seq` comes from the events' index."""
+        async with self.engine.connect() as conn:
+            run = (
+                await conn.execute(select(run_rows.runs_table).where(run_rows.runs_table.c.id == run_id))
+            ).first()
+            if run is None:
+                return None
+            deltas = (
+                await conn.execute(
+                    select(_node_runs).where(_node_runs.c.run_id == run_id).order_by(_node_runs.c.id)
+                )
+            ).all()
+            if events:
+                event_rows = (
+                    await conn.execute(
+                        select(_events).where(_events.c.run_id == run_id).order_by(_events.c.seq)
+                    )
+                ).all()
+                last_seq = event_rows[-1].seq if event_rows else 0
+            else:
+                event_rows = []
+                last_seq = (
+                    await conn.execute(select(func.max(_events.c.seq)).where(_events.c.run_id == run_id))
+                ).scalar() or 0
+            decisions = (
+                (
+                    await conn.execute(
+                        select(_decisions.c.data)
+                        .where(_decisions.c.run_id == run_id)
+                        .order_by(_decisions.c.step, _decisions.c.id)
+                    )
+                )
+                .scalars()
+                .all()
+            )
+        record = row_to_record(run)
+        live = live_vars(run.context)
+        self._vars[run_id] = live if live is not None else dict(record.variables)
+        return Checkpoint(
+            record,
+            [row_to_delta(r) for r in deltas],
+            [row_to_event(run_id, r) for r in event_rows],
+            list(decisions),
+            last_seq,
+        )
+
+    def forget(self, run_id: str) -> None:
+        """Drop the cached variables of a run this process no longer executes."""
+        self._vars.pop(run_id, None)
+        if self._writer is not None:
+            self._writer.ended(run_id)
+
+
+__all__ = ["SqlCheckpointer"]

@@ -1,0 +1,77 @@
+"""The checkpointer's transactions on the SQLite writer's raw sqlite3 connection: the same steps
+as `transactions.py`, with SQL compiled once from the same tables and JSON encoded here. The
+writer runs each function inside its (group-commit) transaction; see `plait.store.sqlite_writer`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import bindparam, insert
+
+from plait.engine.events import Event
+from plait.store import run_rows_sqlite
+from plait.store.db import json_dumps
+from plait.store.models import Decision, NodeRunRow, RunEvent
+from plait.store.rows import sqlite_delta_row, sqlite_event_rows
+from plait.store.run_rows_sqlite import compile_sql
+
+_node_runs = NodeRunRow.__table__
+_events = RunEvent.__table__
+_decisions = Decision.__table__
+_SQL_INSERT_NODE_RUN = compile_sql(
+    insert(_node_runs).values({c.name: bindparam(c.name) for c in _node_runs.c if c.name != "id"})
+)
+_SQL_INSERT_EVENT = compile_sql(insert(_events).values({c.name: bindparam(c.name) for c in _events.c}))
+_SQL_INSERT_DECISION = compile_sql(
+    insert(_decisions).values({c.name: bindparam(c.name) for c in _decisions.c if c.name != "id"})
+)
+
+
+def _add_events(db: sqlite3.Connection, run_id: str, events: Sequence[Event]) -> None:
+    if events:
+        db.executemany(_SQL_INSERT_EVENT, sqlite_event_rows(run_id, events))
+
+
+def begin(db: sqlite3.Connection, run_id: str, values: dict[str, Any], events: Sequence[Event]) -> Any:
+    context = run_rows_sqlite.begin(db, values)
+    _add_events(db, run_id, events)
+    return context
+
+
+def save(
+    db: sqlite3.Connection,
+    run_id: str,
+    row: dict[str, Any],
+    events: Sequence[Event],
+    context: dict[str, Any] | None,
+    var_changes: dict[str, Any] | None,
+) -> dict[str, Any] | None:
+    """As `transactions.save`."""
+    db.execute(_SQL_INSERT_NODE_RUN, sqlite_delta_row(row))
+    _add_events(db, run_id, events)
+    live = None
+    if context is None and var_changes:
+        live = run_rows_sqlite.read_vars(db, run_id)
+        live.update(var_changes)
+        context = {"vars": live}
+    if context is not None:
+        run_rows_sqlite.save_context(db, run_id, context, events[-1].seq if events else None)
+    return live
+
+
+def save_decision(db: sqlite3.Connection, run_id: str, row: dict[str, Any], events: Sequence[Event]) -> None:
+    db.execute(_SQL_INSERT_DECISION, {**row, "data": json_dumps(row["data"])})
+    if events:
+        _add_events(db, run_id, events)
+        run_rows_sqlite.save_context(db, run_id, None, events[-1].seq)
+
+
+def finish(db: sqlite3.Connection, run_id: str, values: dict[str, Any], events: Sequence[Event]) -> None:
+    _add_events(db, run_id, events)
+    run_rows_sqlite.finish(db, run_id, values)
+
+
+__all__ = ["begin", "finish", "save", "save_decision"]

@@ -1,0 +1,77 @@
+"""The checkpointer's transactions on SQLAlchemy (PostgreSQL, in-memory SQLite, or a SQLite file
+without the writer thread): one function per protocol call, each run in one transaction on a
+synchronous `Connection` (`AsyncConnection.run_sync`).
+
+Hot path (`save`, once per node transition): at most three statements and no SELECT: INSERT the
+`node_runs` row, bulk INSERT the events, UPDATE the run row when the node changed variables. The
+caller passes the new live context when it knows it (see `SqlCheckpointer`); without it, the
+stored one is read first. `sqlite.py` holds the same transactions for the raw sqlite3 path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import insert
+from sqlalchemy.engine import Connection
+
+from plait.engine.events import Event
+from plait.store import run_rows
+from plait.store.models import Decision, NodeRunRow, RunEvent
+from plait.store.rows import event_rows, live_vars
+
+_insert_node_run = insert(NodeRunRow.__table__)
+_insert_events = insert(RunEvent.__table__)
+_insert_decision = insert(Decision.__table__)
+
+
+def _add_events(conn: Connection, run_id: str, events: Sequence[Event]) -> None:
+    if events:
+        conn.execute(_insert_events, event_rows(run_id, events))
+
+
+def begin(conn: Connection, run_id: str, values: dict[str, Any], events: Sequence[Event]) -> Any:
+    """`run_rows.begin_run` plus the first events; returns the run's live context."""
+    context = conn.execute(run_rows.begin_run(conn.dialect.name, values)).scalar_one()
+    _add_events(conn, run_id, events)
+    return context
+
+
+def save(
+    conn: Connection,
+    run_id: str,
+    row: dict[str, Any],
+    events: Sequence[Event],
+    context: dict[str, Any] | None,
+    var_changes: dict[str, Any] | None,
+) -> dict[str, Any] | None:
+    """`context` is the new live context when the caller knows it; `var_changes` without a
+    `context` means it must be read first (cache miss). Returns the live vars it wrote, if any."""
+    conn.execute(_insert_node_run, row)
+    _add_events(conn, run_id, events)
+    # The run row changes only with the live context; `last_seq` rides along (the event log is
+    # what counts; `finish` sets it for good), so a node that sets no variable writes no run row.
+    live = None
+    if context is None and var_changes:
+        live = live_vars(conn.execute(run_rows.read_context(run_id)).scalar()) or {}
+        live.update(var_changes)
+        context = {"vars": live}
+    if context is not None:
+        conn.execute(run_rows.save_context(run_id, context, events[-1].seq if events else None))
+    return live
+
+
+def save_decision(conn: Connection, run_id: str, row: dict[str, Any], events: Sequence[Event]) -> None:
+    conn.execute(_insert_decision, row)
+    if events:
+        _add_events(conn, run_id, events)
+        conn.execute(run_rows.save_context(run_id, None, events[-1].seq))
+
+
+def finish(conn: Connection, run_id: str, values: dict[str, Any], events: Sequence[Event]) -> None:
+    _add_events(conn, run_id, events)
+    conn.execute(run_rows.finish_run(run_id, values))
+
+
+__all__ = ["begin", "finish", "save", "save_decision"]

@@ -1,0 +1,32 @@
+"""Repositories: the narrow async operations the service layer and the workers need, one module
+per table family. Each method is one short transaction (see `base.Repo`)."""
+
+from plait.store.repos.api_keys import ApiKeyRepo
+from plait.store.repos.base import Repo, Sessions, sha256_hex
+from plait.store.repos.components import ComponentRepo
+from plait.store.repos.decisions import DecisionRepo
+from plait.store.repos.events import EventRepo
+from plait.store.repos.flows import FlowRepo
+from plait.store.repos.human_tasks import HumanTaskRepo
+from plait.store.repos.runs import RunRepo
+from plait.store.repos.triggers import TriggerRepo
+from plait.store.repos.users import UserRepo
+from plait.store.repos.variables import REDACTED, VariableRepo, VariableView
+
+__all__ = [
+    "REDACTED",
+    "ApiKeyRepo",
+    "ComponentRepo",
+    "DecisionRepo",
+    "EventRepo",
+    "FlowRepo",
+    "HumanTaskRepo",
+    "Repo",
+    "RunRepo",
+    "Sessions",
+    "TriggerRepo",
+    "UserRepo",
+    "VariableRepo",
+    "VariableView",
+    "sha256_hex",
+]

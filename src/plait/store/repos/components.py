@@ -1,0 +1,80 @@
+"""Custom components, scoped to an owner."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Any
+
+from sqlalchemy import delete, select
+
+from plait.store.models import Component
+from plait.store.repos.base import Repo, upsert
+
+
+class ComponentRepo(Repo):
+    """Custom components, scoped to an owner: every method takes `owner_id` (a user id; None, the
+    default, is the deployment-wide owner) and only sees that owner's components."""
+
+    @staticmethod
+    def _owned(owner_id: str | None) -> Any:
+        return Component.owner_id.is_(None) if owner_id is None else Component.owner_id == owner_id
+
+    async def save(
+        self,
+        name: str,
+        code: str,
+        *,
+        owner_id: str | None = None,
+        spec: dict[str, Any] | None = None,
+        description: str = "",
+        kind: str = "node",
+    ) -> Component:
+        """Create the owner's component or replace its code (the version number goes up by one)."""
+        now = time.time()
+        async with self.sessionmaker.begin() as session:
+            stmt = upsert(session, Component).values(
+                id=secrets.token_hex(16),
+                owner_id=owner_id,
+                name=name,
+                kind=kind,
+                description=description,
+                code=code,
+                spec=spec or {},
+                version=1,
+                created_at=now,
+                updated_at=now,
+            )
+            # NULL owners are distinct in (owner_id, name): the shared ones conflict on the
+            # partial unique index `name WHERE owner_id IS NULL`.
+            target: dict[str, Any] = (
+                {"index_elements": [Component.name], "index_where": Component.owner_id.is_(None)}
+                if owner_id is None
+                else {"index_elements": [Component.owner_id, Component.name]}
+            )
+            stmt = stmt.on_conflict_do_update(
+                **target,
+                set_={
+                    "kind": kind,
+                    "description": description,
+                    "code": code,
+                    "spec": spec or {},
+                    "version": Component.version + 1,
+                    "updated_at": now,
+                },
+            ).returning(Component)
+            return (await session.execute(stmt, execution_options={"populate_existing": True})).scalar_one()
+
+    async def get(self, name: str, *, owner_id: str | None = None) -> Component | None:
+        return await self._one(select(Component).where(self._owned(owner_id), Component.name == name))
+
+    async def list_components(
+        self, *, owner_id: str | None = None, kind: str | None = None
+    ) -> list[Component]:
+        stmt = select(Component).where(self._owned(owner_id)).order_by(Component.name)
+        if kind is not None:
+            stmt = stmt.where(Component.kind == kind)
+        return await self._all(stmt)
+
+    async def delete(self, name: str, *, owner_id: str | None = None) -> bool:
+        return await self._write(delete(Component).where(self._owned(owner_id), Component.name == name)) > 0

@@ -1,0 +1,39 @@
+"""The event log of runs (`run_events`): replay for streams, and events stored outside the
+checkpointer (a run ended while it was not executing)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import func, insert, select
+
+from plait.engine.events import Event
+from plait.store import run_rows
+from plait.store.models import RunEvent
+from plait.store.repos.base import Repo
+from plait.store.rows import event_rows, row_to_event
+
+
+class EventRepo(Repo):
+    async def list_events(self, run_id: str, *, after_seq: int = 0, limit: int | None = None) -> list[Event]:
+        """The run's events with seq > after_seq, in order (`Last-Event-ID` replay)."""
+        stmt = (
+            select(RunEvent).where(RunEvent.run_id == run_id, RunEvent.seq > after_seq).order_by(RunEvent.seq)
+        )
+        if limit is not None:
+            stmt = stmt.limit(limit)
+        return [row_to_event(run_id, r) for r in await self._all(stmt)]
+
+    async def last_seq(self, run_id: str) -> int:
+        return int(await self._one(select(func.max(RunEvent.seq)).where(RunEvent.run_id == run_id)) or 0)
+
+    async def append(self, run_id: str, events: Sequence[Event]) -> None:
+        """Store events produced outside the checkpointer (seq must be new for the run)."""
+        if not events:
+            return
+        async with self.sessionmaker.begin() as session:
+            await session.execute(insert(RunEvent.__table__), event_rows(run_id, events))
+            await session.execute(
+                run_rows.raise_last_seq(run_id, events[-1].seq),
+                execution_options={"synchronize_session": False},
+            )

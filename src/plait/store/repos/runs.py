@@ -1,0 +1,199 @@
+"""`RunRepo`: run rows and the lease that makes one process the owner of a run.
+
+The run row has one writer: the statements of `plait.store.run_rows`, executed here (the
+service's writes) and in the checkpointer's transactions (what the engine's progress changes).
+Nothing else in plait writes `runs`.
+
+A lease is `(lease_owner, lease_until)`. The owner renews it while it executes the run
+(`heartbeat`, e.g. every ttl/3) and releases it when the run stops; a run whose lease expired
+while `running` is one whose owner died (`find_expired_running`), and another process may
+`acquire_lease` it and resume it. Every lease method is a single conditional UPDATE, atomic on
+SQLite and PostgreSQL.
+
+On a SQLite file, creating a run and releasing its lease go through the store's `SqliteWriter`,
+the connection the checkpoints use: they join its group commits instead of contending with them
+for SQLite's write lock.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import or_, select
+from sqlalchemy.exc import IntegrityError
+
+from plait.engine.status import RunStatus
+from plait.store import run_rows, run_rows_sqlite
+from plait.store.models import NodeRunRow, Run
+from plait.store.repos.base import Repo, Sessions, now_or
+from plait.store.sqlite_writer import SqliteWriter
+
+
+class RunRepo(Repo):
+    """Run rows and leases. `writer`: the store's SQLite writer, on a SQLite file."""
+
+    def __init__(self, sessionmaker: Sessions, writer: SqliteWriter | None = None) -> None:
+        super().__init__(sessionmaker)
+        self.writer = writer
+
+    async def create(
+        self,
+        run_id: str,
+        flow_id: str,
+        *,
+        inputs: dict[str, Any] | None = None,
+        version: int | None = None,
+        status: str = RunStatus.QUEUED,
+        parent_run_id: str | None = None,
+        variables: dict[str, Any] | None = None,
+        now: float | None = None,
+        document: dict[str, Any] | None = None,
+        lease_owner: str | None = None,
+        lease_until: float | None = None,
+    ) -> Run:
+        """A run the service accepted but the engine has not begun (the checkpointer's `begin`
+        then sets it running), leased to `lease_owner` in the same statement when given.
+        `document`: the flow document of a run of a draft (see `Run.document`).
+        Raises `IntegrityError` when the id is taken."""
+        values = run_rows.create_values(
+            run_id,
+            flow_id,
+            created_at=now_or(now),
+            inputs=inputs,
+            version=version,
+            status=status,
+            parent_run_id=parent_run_id,
+            variables=variables,
+            lease_owner=lease_owner,
+            lease_until=lease_until,
+            document=document,
+        )
+        writer = self.writer
+        if writer is None:
+            async with self.sessionmaker.begin() as session:
+                await session.execute(run_rows.insert_run(values))
+            return Run(**values)
+        # A run leased here is about to execute here: it counts as active for the writer.
+        alone = writer.alone(run_id, starting=lease_owner is not None)
+        try:
+            await writer.run(run_rows_sqlite.create, values, alone=alone)
+        except sqlite3.IntegrityError as exc:
+            writer.ended(run_id)
+            raise IntegrityError("INSERT INTO runs", {"id": run_id}, exc) from exc
+        except BaseException:
+            writer.ended(run_id)
+            raise
+        return Run(**values)
+
+    async def get(self, run_id: str) -> Run | None:
+        return await self._one(select(Run).where(Run.id == run_id))
+
+    async def list_runs(
+        self,
+        *,
+        flow_id: str | None = None,
+        status: str | Sequence[str] | None = None,
+        parent_run_id: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[Run]:
+        """Newest first."""
+        stmt = select(Run).order_by(Run.created_at.desc(), Run.id.desc()).limit(limit).offset(offset)
+        if flow_id is not None:
+            stmt = stmt.where(Run.flow_id == flow_id)
+        if isinstance(status, str):
+            stmt = stmt.where(Run.status == status)
+        elif status is not None:
+            stmt = stmt.where(Run.status.in_(list(status)))
+        if parent_run_id is not None:
+            stmt = stmt.where(Run.parent_run_id == parent_run_id)
+        return await self._all(stmt)
+
+    async def set_status(
+        self,
+        run_id: str,
+        status: str,
+        *,
+        error: str | None = None,
+        expected: str | Sequence[str] | None = None,
+        now: float | None = None,
+    ) -> bool:
+        """Set the status (e.g. a queued run cancelled before it started); with `expected`, only
+        if the current status is one of those (compare-and-set). Terminal statuses set finished_at."""
+        stmt = run_rows.set_status(run_id, status, now=now_or(now), error=error, expected=expected)
+        return await self._write(stmt) > 0
+
+    async def request_cancel(self, run_id: str) -> bool:
+        """Flag the run for cancellation (its owner's `heartbeat` sees it); False if unknown."""
+        return await self._write(run_rows.request_cancel(run_id)) > 0
+
+    async def is_cancel_requested(self, run_id: str) -> bool:
+        return bool(await self._one(select(Run.cancel_requested).where(Run.id == run_id)))
+
+    async def node_runs(self, run_id: str) -> list[NodeRunRow]:
+        """Every node transition of the run, in the order they were saved."""
+        return await self._all(select(NodeRunRow).where(NodeRunRow.run_id == run_id).order_by(NodeRunRow.id))
+
+    async def delete(self, run_id: str) -> bool:
+        """Delete a run with its node runs, events, human tasks and decisions."""
+        return await self._write(run_rows.delete_run(run_id)) > 0
+
+    # -------------------------------------------------------------------------------- leases
+    async def acquire_lease(self, run_id: str, owner: str, ttl_s: float, *, now: float | None = None) -> bool:
+        """Take the run's lease for `ttl_s` seconds if nobody holds it, it expired, or `owner`
+        already holds it. True when `owner` now holds it."""
+        t = now_or(now)
+        return await self._write(run_rows.acquire_lease(run_id, owner, t + ttl_s, t)) > 0
+
+    async def renew_lease(self, run_id: str, owner: str, ttl_s: float, *, now: float | None = None) -> bool:
+        """Extend the lease; False if `owner` lost it (another process took it over: stop)."""
+        return await self._write(run_rows.renew_leases([run_id], owner, now_or(now) + ttl_s)) > 0
+
+    async def heartbeat(
+        self, run_ids: Iterable[str], owner: str, ttl_s: float, *, now: float | None = None
+    ) -> list[str]:
+        """Extend every lease `owner` holds among `run_ids` (one UPDATE for all of them) and return
+        those of them whose cancel was requested (by another process, through the database)."""
+        ids = list(run_ids)
+        if not ids:
+            return []
+        async with self.sessionmaker.begin() as session:
+            await session.execute(
+                run_rows.renew_leases(ids, owner, now_or(now) + ttl_s),
+                execution_options={"synchronize_session": False},
+            )
+            flagged = await session.execute(
+                select(Run.id).where(Run.id.in_(ids), Run.cancel_requested.is_(True))
+            )
+            return list(flagged.scalars().all())
+
+    async def release_lease(self, run_id: str, owner: str) -> bool:
+        writer = self.writer
+        if writer is not None:
+            released = await writer.run(
+                run_rows_sqlite.release_lease, run_id, owner, alone=writer.alone(run_id)
+            )
+            return bool(released)
+        return await self._write(run_rows.release_lease(run_id, owner)) > 0
+
+    async def find_expired_running(
+        self, now: float | None = None, *, limit: int = 100, statuses: Iterable[str] = (RunStatus.RUNNING,)
+    ) -> list[Run]:
+        """Runs in `statuses` whose lease expired or that have no lease (their owner died):
+        candidates for crash recovery (`acquire_lease`, then resume). Oldest first."""
+        t = now_or(now)
+        stmt = (
+            select(Run)
+            .where(
+                Run.status.in_([str(s) for s in statuses]),
+                or_(Run.lease_until.is_(None), Run.lease_until < t),
+            )
+            .order_by(Run.created_at, Run.id)
+            .limit(limit)
+        )
+        return await self._all(stmt)
+
+
+__all__ = ["RunRepo"]

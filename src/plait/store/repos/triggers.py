@@ -1,0 +1,113 @@
+"""Webhook and schedule triggers of flows."""
+
+from __future__ import annotations
+
+import hmac
+import time
+from typing import Any
+
+from sqlalchemy import delete, select, update
+
+from plait.store.models import Trigger
+from plait.store.repos.base import Repo, now_or, sha256_hex
+
+_UNSET: Any = object()
+
+
+class TriggerRepo(Repo):
+    """Webhook/schedule triggers of a flow. A webhook secret is stored as its SHA-256."""
+
+    async def create(
+        self,
+        flow_id: str,
+        kind: str,
+        config: dict[str, Any] | None = None,
+        *,
+        enabled: bool = True,
+        secret: str | None = None,
+        next_fire_at: float | None = None,
+    ) -> Trigger:
+        now = time.time()
+        row = Trigger(
+            flow_id=flow_id,
+            kind=kind,
+            config=config or {},
+            enabled=enabled,
+            secret_hash=sha256_hex(secret) if secret else None,
+            next_fire_at=next_fire_at,
+            created_at=now,
+            updated_at=now,
+        )
+        return await self._add(row)
+
+    async def get(self, trigger_id: str) -> Trigger | None:
+        return await self._one(select(Trigger).where(Trigger.id == trigger_id))
+
+    async def list_triggers(
+        self, *, flow_id: str | None = None, kind: str | None = None, enabled: bool | None = None
+    ) -> list[Trigger]:
+        stmt = select(Trigger).order_by(Trigger.created_at, Trigger.id)
+        if flow_id is not None:
+            stmt = stmt.where(Trigger.flow_id == flow_id)
+        if kind is not None:
+            stmt = stmt.where(Trigger.kind == kind)
+        if enabled is not None:
+            stmt = stmt.where(Trigger.enabled.is_(enabled))
+        return await self._all(stmt)
+
+    async def update(
+        self,
+        trigger_id: str,
+        *,
+        config: dict[str, Any] | None = None,
+        enabled: bool | None = None,
+        next_fire_at: float | None = _UNSET,
+    ) -> Trigger | None:
+        values: dict[str, Any] = {"updated_at": time.time()}
+        if config is not None:
+            values["config"] = config
+        if enabled is not None:
+            values["enabled"] = enabled
+        if next_fire_at is not _UNSET:
+            values["next_fire_at"] = next_fire_at
+        rows = await self._write_returning(
+            update(Trigger).where(Trigger.id == trigger_id).values(values).returning(Trigger)
+        )
+        return rows[0] if rows else None
+
+    async def delete(self, trigger_id: str) -> bool:
+        return await self._write(delete(Trigger).where(Trigger.id == trigger_id)) > 0
+
+    async def due(self, now: float | None = None, *, limit: int = 100) -> list[Trigger]:
+        """Enabled triggers whose `next_fire_at` has come."""
+        t = now_or(now)
+        return await self._all(
+            select(Trigger)
+            .where(Trigger.enabled.is_(True), Trigger.next_fire_at.is_not(None), Trigger.next_fire_at <= t)
+            .order_by(Trigger.next_fire_at)
+            .limit(limit)
+        )
+
+    async def claim_fire(
+        self,
+        trigger_id: str,
+        expected_next: float | None,
+        next_fire_at: float | None,
+        *,
+        now: float | None = None,
+    ) -> bool:
+        """Move a due trigger to its next time, only if nobody else did (compare-and-set on
+        `next_fire_at`): the process for which this returns True starts the run."""
+        stmt = update(Trigger).where(Trigger.id == trigger_id)
+        if expected_next is None:
+            stmt = stmt.where(Trigger.next_fire_at.is_(None))
+        else:
+            stmt = stmt.where(Trigger.next_fire_at == expected_next)
+        return await self._write(stmt.values(next_fire_at=next_fire_at, last_fired_at=now_or(now))) > 0
+
+    @staticmethod
+    def check_secret(trigger: Trigger, secret: str | None) -> bool:
+        """True when the trigger has no secret or `secret` matches it (constant time)."""
+        if trigger.secret_hash is None:
+            return True
+        return secret is not None and hmac.compare_digest(trigger.secret_hash, sha256_hex(secret))

@@ -1,0 +1,248 @@
+"""Every write to the `runs` table (run rows and their leases), as SQLAlchemy statements.
+
+One module owns them so that the run row has one writer: `RunRepo` executes them in its own
+transactions, the `SqlCheckpointer` inside its checkpoint transactions (a checkpoint and the run
+row it moves commit together), and `run_rows_sqlite` compiles the same statements for the raw
+sqlite3 connection of the SQLite writer thread. Functions here build statements; they never
+execute anything.
+
+A lease is `(lease_owner, lease_until)`: the process executing a run holds it and renews it; a
+run whose lease expired while `running` is one whose owner died. Every lease statement is one
+conditional UPDATE, atomic on SQLite and PostgreSQL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import Delete, Insert, Select, Update, delete, func, insert, null, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.sql.elements import ColumnElement
+
+from plait.engine.checkpoint import RunRecord
+from plait.engine.events import Event
+from plait.engine.status import TERMINAL_RUN_STATUSES, RunStatus
+from plait.store.models import Run
+from plait.store.rows import finished_usage
+
+runs_table = Run.__table__
+
+
+def create_values(
+    run_id: str,
+    flow_id: str,
+    *,
+    created_at: float,
+    inputs: dict[str, Any] | None = None,
+    version: int | None = None,
+    status: str = RunStatus.QUEUED,
+    parent_run_id: str | None = None,
+    variables: dict[str, Any] | None = None,
+    lease_owner: str | None = None,
+    lease_until: float | None = None,
+    document: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The columns of a new run row (a run accepted, not begun; optionally leased already)."""
+    return {
+        "id": run_id,
+        "flow_id": flow_id,
+        "version": version,
+        "status": str(status),
+        "inputs": inputs or {},
+        "variables": variables or {},
+        "parent_run_id": parent_run_id,
+        "lease_owner": lease_owner,
+        "lease_until": lease_until,
+        "created_at": created_at,
+        "document": document,
+        "cancel_requested": False,
+        "last_seq": 0,
+    }
+
+
+def insert_run(values: dict[str, Any]) -> Insert:
+    return insert(runs_table).values(values)
+
+
+def begin_values(record: RunRecord, last_seq: int, now: float) -> dict[str, Any]:
+    """The columns `begin_run` inserts (or updates): the run is running from `now`."""
+    return {
+        "id": record.run_id,
+        "flow_id": record.flow_id,
+        "status": str(RunStatus.RUNNING),
+        "inputs": record.inputs,
+        "variables": record.variables,
+        "context": {"vars": record.variables},
+        "parent_run_id": record.parent_run_id,
+        "created_at": record.created_at,
+        "started_at": now,
+        "last_seq": last_seq,
+    }
+
+
+def upsert_for(dialect: str) -> Any:
+    """The INSERT ... ON CONFLICT construct of `dialect` for the runs table."""
+    if dialect == "postgresql":
+        return postgresql.insert(runs_table)
+    if dialect == "sqlite":
+        return sqlite.insert(runs_table)
+    raise NotImplementedError(f"plait.store supports SQLite and PostgreSQL, not {dialect!r}")
+
+
+def begin_run(dialect: str, values: dict[str, Any]) -> Any:
+    """Insert the run running, or (restart, resume, a run the service queued) set it running
+    again. Existing rows keep their created_at, started_at and live context; returns `context`."""
+    stmt = upsert_for(dialect).values(values)
+    ex = stmt.excluded
+    greatest = func.greatest if dialect == "postgresql" else func.max
+    return stmt.on_conflict_do_update(
+        index_elements=[runs_table.c.id],
+        set_={
+            "flow_id": ex.flow_id,
+            "status": ex.status,
+            "inputs": ex.inputs,
+            "variables": ex.variables,
+            "context": func.coalesce(runs_table.c.context, ex.context),
+            "parent_run_id": func.coalesce(ex.parent_run_id, runs_table.c.parent_run_id),
+            "started_at": func.coalesce(runs_table.c.started_at, ex.started_at),
+            "finished_at": null(),
+            "outputs": null(),
+            "error": null(),
+            "last_seq": greatest(runs_table.c.last_seq, ex.last_seq),
+        },
+    ).returning(runs_table.c.context)
+
+
+def read_context(run_id: str) -> Select[Any]:
+    return select(runs_table.c.context).where(runs_table.c.id == run_id)
+
+
+def save_context(run_id: str, context: dict[str, Any] | None, last_seq: int | None) -> Update:
+    """A checkpoint moves the run row: the live context (when a node set variables) and the
+    event seq (which rides along; `finish` sets it for good). None leaves a column as it is."""
+    values: dict[str, Any] = {}
+    if context is not None:
+        values["context"] = context
+    if last_seq is not None:
+        values["last_seq"] = last_seq
+    return update(runs_table).where(runs_table.c.id == run_id).values(values)
+
+
+def raise_last_seq(run_id: str, seq: int) -> Update:
+    """Events stored outside the checkpointer: `last_seq` goes up, never down."""
+    return (
+        update(runs_table).where(runs_table.c.id == run_id, runs_table.c.last_seq < seq).values(last_seq=seq)
+    )
+
+
+def finish_values(
+    status: str,
+    outputs: dict[str, Any] | None,
+    error: str | None,
+    events: Sequence[Event],
+    now: float,
+) -> dict[str, Any]:
+    """The columns an execution's end sets: a run that ended for good has a finish time and holds
+    no lease; a waiting one keeps its lease until its process releases it."""
+    terminal = status in TERMINAL_RUN_STATUSES
+    values: dict[str, Any] = {
+        "status": str(status),
+        "outputs": outputs,
+        "error": error,
+        "finished_at": now if terminal else None,
+    }
+    if terminal:
+        values["lease_owner"] = values["lease_until"] = None
+    if events:
+        values["last_seq"] = events[-1].seq
+        usage = finished_usage(events)
+        if usage is not None:
+            values["usage"] = usage
+    return values
+
+
+def finish_run(run_id: str, values: dict[str, Any]) -> Update:
+    return update(runs_table).where(runs_table.c.id == run_id).values(values)
+
+
+def set_status(
+    run_id: str,
+    status: str,
+    *,
+    now: float,
+    error: str | None = None,
+    expected: str | Sequence[str] | None = None,
+) -> Update:
+    """Set the status; with `expected`, only if the current status is one of those
+    (compare-and-set). Terminal statuses set finished_at."""
+    values: dict[str, Any] = {"status": str(status)}
+    if error is not None:
+        values["error"] = error
+    if status in TERMINAL_RUN_STATUSES:
+        values["finished_at"] = now
+    stmt = update(runs_table).where(runs_table.c.id == run_id).values(values)
+    if isinstance(expected, str):
+        return stmt.where(runs_table.c.status == expected)
+    if expected is not None:
+        return stmt.where(runs_table.c.status.in_([str(s) for s in expected]))
+    return stmt
+
+
+def request_cancel(run_id: str) -> Update:
+    return update(runs_table).where(runs_table.c.id == run_id).values(cancel_requested=True)
+
+
+def _lease_free(owner: str, now: float) -> ColumnElement[bool]:
+    c = runs_table.c
+    return or_(c.lease_owner.is_(None), c.lease_until.is_(None), c.lease_until < now, c.lease_owner == owner)
+
+
+def acquire_lease(run_id: str, owner: str, until: float, now: float) -> Update:
+    """Take the lease if nobody holds it, it expired, or `owner` already holds it."""
+    return (
+        update(runs_table)
+        .where(runs_table.c.id == run_id, _lease_free(owner, now))
+        .values(lease_owner=owner, lease_until=until)
+    )
+
+
+def renew_leases(run_ids: Iterable[str], owner: str, until: float) -> Update:
+    """Extend the leases `owner` still holds among `run_ids` (one statement for all of them)."""
+    ids = list(run_ids)
+    where = runs_table.c.id == ids[0] if len(ids) == 1 else runs_table.c.id.in_(ids)
+    return update(runs_table).where(where, runs_table.c.lease_owner == owner).values(lease_until=until)
+
+
+def release_lease(run_id: str, owner: str) -> Update:
+    return (
+        update(runs_table)
+        .where(runs_table.c.id == run_id, runs_table.c.lease_owner == owner)
+        .values(lease_owner=None, lease_until=None)
+    )
+
+
+def delete_run(run_id: str) -> Delete:
+    """The run with its node runs, events, human tasks and decisions (foreign keys cascade)."""
+    return delete(runs_table).where(runs_table.c.id == run_id)
+
+
+__all__ = [
+    "acquire_lease",
+    "begin_run",
+    "begin_values",
+    "create_values",
+    "delete_run",
+    "finish_run",
+    "finish_values",
+    "insert_run",
+    "raise_last_seq",
+    "read_context",
+    "release_lease",
+    "renew_leases",
+    "request_cancel",
+    "runs_table",
+    "save_context",
+    "set_status",
+    "upsert_for",
+]
