@@ -6,10 +6,23 @@ result = plait.run_sync(flow, {"query": "hello"})
 print(result.status, result.outputs)
 """
 
-from plait.engine.api import (
+from plait.engine import (
+    Checkpoint,
+    Checkpointer,
+    Event,
     Flow,
+    InMemoryCheckpointer,
+    NodeDelta,
+    NodeRun,
+    NodeStatus,
+    PlanCache,
+    ResumeError,
     RunInputError,
     RunNotFoundError,
+    RunRecord,
+    RunResult,
+    RunServices,
+    RunStatus,
     cancel,
     load_flow,
     resume,
@@ -20,9 +33,6 @@ from plait.engine.api import (
     run_sync,
     validate_inputs,
 )
-from plait.engine.checkpoint import Checkpoint, Checkpointer, InMemoryCheckpointer, NodeDelta, RunRecord
-from plait.engine.events import Event
-from plait.engine.runner import NodeRun, ResumeError, RunResult
 from plait.nodes import Node, NodeContext, NodeError, NodeResult, register
 from plait.spec.problems import FlowValidationError, Problem
 
@@ -41,12 +51,16 @@ __all__ = [
     "NodeError",
     "NodeResult",
     "NodeRun",
+    "NodeStatus",
+    "PlanCache",
     "Problem",
     "ResumeError",
     "RunInputError",
     "RunNotFoundError",
     "RunRecord",
     "RunResult",
+    "RunServices",
+    "RunStatus",
     "cancel",
     "load_flow",
     "register",

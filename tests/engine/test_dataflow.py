@@ -343,9 +343,13 @@ async def test_map_preserves_order_and_reports_item_errors():
 
 
 def test_dict_documents_are_compiled_once():
+    # The cache belongs to whoever owns the flows (issue 10): a PlanCache they keep, keyed by
+    # content; load_flow itself compiles every time.
     doc = flow([echo("a", value=1)])
-    assert plait.load_flow(doc) is plait.load_flow(dict(doc))
-    assert plait.load_flow({**doc, "id": "other"}) is not plait.load_flow(doc)
+    cache = plait.PlanCache()
+    assert cache.load(doc) is cache.load(dict(doc))
+    assert cache.load({**doc, "id": "other"}) is not cache.load(doc)
+    assert plait.load_flow(doc) is not plait.load_flow(doc)
 
 
 async def test_resume_without_data_keeps_waiting_nodes_waiting():

@@ -1,178 +1,149 @@
-"""The public Python API: load a flow, run it, resume it, cancel it, retry it from a node."""
+"""The public Python API: load a flow, run it, resume it, cancel it, retry it from a node.
+
+`run`, `resume`, `retry` and the sub-flow resolver build their runner in one place (`_runner`:
+the flow's policy, its services, its checkpointer and sinks) and drive it to a result in one
+place (`_drive`: watching the run's cancel source while it executes). They differ only in how the
+runner's state begins: empty (`run`), restored from a checkpoint (`resume`), or with the recorded
+outputs upstream of a node (`retry`).
+
+Cancellation reaches a run through its `CancelSource` (`services.cancels`). Runs started without
+one watch `default_cancels`, the process's `LocalCancels`, which is what `cancel(run_id)` uses.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import copy
-import functools
-import hashlib
-import json
 import time
 import uuid
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from plait.engine import events as ev
+from plait.engine.cancel import CancelSource, LocalCancels
 from plait.engine.checkpoint import Checkpoint, Checkpointer, InMemoryCheckpointer, NodeDelta
+from plait.engine.errors import ResumeError, RunInputError, RunNotFoundError
 from plait.engine.events import Event, EventSink
-from plait.engine.plan import Plan, compile_flow
-from plait.engine.policy_edge import EdgeRunner
-from plait.engine.runner import ProviderSource, ResumeError, Runner, RunResult, RunServices
+from plait.engine.flow import Flow, FlowLike, PlanCache, load_flow, validate_inputs
+from plait.engine.policy import DataflowPolicy, SchedulingPolicy
+from plait.engine.policy_edge import EdgeLLMPolicy
+from plait.engine.results import RunResult
+from plait.engine.runner import Runner
+from plait.engine.services import ProviderSource, RunServices, SubflowCall
+from plait.engine.status import RunStatus
 from plait.nodes.base import InterruptRequest, NodeError
-from plait.nodes.registry import NodeRegistry, default_registry
-from plait.spec.loader import parse_document, read_document_data
-from plait.spec.models import FlowDocument
-from plait.spec.problems import FlowValidationError, Problem
+from plait.spec.loader import read_document_data
+from plait.spec.problems import FlowValidationError
 from plait.tools.base import ToolRegistry
 
 MAX_SUBFLOW_DEPTH = 16
 
-_active: dict[str, Runner] = {}
-
-
-class RunInputError(ValueError):
-    """Run inputs do not match the flow's input schema; `problems` lists each field."""
-
-    def __init__(self, problems: list[Problem]) -> None:
-        self.problems = problems
-        super().__init__("invalid run inputs:\n" + "\n".join(f"  - {p}" for p in problems))
-
-
-class RunNotFoundError(LookupError):
-    pass
-
-
-@dataclass(slots=True, eq=False)
-class Flow:
-    """A validated, compiled flow: load it once, run it many times."""
-
-    doc: FlowDocument
-    plan: Plan
-    base_dir: Path | None = None
-    registry: NodeRegistry | None = None
-
-    @property
-    def id(self) -> str:
-        return self.doc.id
-
-
-FlowLike = Flow | FlowDocument | dict[str, Any] | str | Path
 # Where sub-flows named by id come from: a mapping, or an async lookup (the server's flow library).
 FlowLoader = Callable[[str], Awaitable[FlowLike | None]]
 FlowSource = Mapping[str, FlowLike] | FlowLoader
 
+# The cancel source of runs started without one (`services.cancels`): `cancel(run_id)` reaches
+# them. One per process, documented here; callers that cancel across processes pass their own.
+default_cancels = LocalCancels()
 
-_PLAN_CACHE: OrderedDict[tuple[int, str], Flow] = OrderedDict()
-_PLAN_CACHE_SIZE = 256
-
-
-def load_flow(source: FlowLike, *, registry: NodeRegistry | None = None) -> Flow:
-    """Parse, validate and compile a flow. Raises FlowValidationError listing every problem.
-
-    Documents given as dicts are compiled once and cached by content hash, so running the same
-    document repeatedly (as the server does per version) does not re-validate it.
-    """
-    if isinstance(source, Flow):
-        return source
-    reg = registry or default_registry()
-    if isinstance(source, dict):
-        key = (id(reg), hashlib.sha256(json.dumps(source, sort_keys=True, default=str).encode()).hexdigest())
-        cached = _PLAN_CACHE.get(key)
-        if cached is not None:
-            _PLAN_CACHE.move_to_end(key)
-            return cached
-        flow = Flow(doc := parse_document(source), compile_flow(doc, reg), None, reg)
-        _PLAN_CACHE[key] = flow
-        if len(_PLAN_CACHE) > _PLAN_CACHE_SIZE:
-            _PLAN_CACHE.popitem(last=False)
-        return flow
-    base_dir = None
-    if isinstance(source, FlowDocument):
-        doc = source
-    else:
-        if isinstance(source, (str, Path)) and not isinstance(source, dict):
-            candidate = Path(source)
-            if "\n" not in str(source) and candidate.suffix in (".json", ".yaml", ".yml"):
-                base_dir = candidate.resolve().parent
-        doc = parse_document(read_document_data(source))
-    return Flow(doc, compile_flow(doc, reg), base_dir, reg)
+_DATAFLOW = DataflowPolicy()
 
 
-def validate_inputs(flow: Flow, inputs: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Check inputs against the flow's input schema (defaults applied); raises RunInputError."""
-    data = dict(inputs or {})
-    schema = flow.doc.inputs
-    if not schema:
-        return data
-    for name, prop in (schema.get("properties") or {}).items():
-        if name not in data and isinstance(prop, dict) and "default" in prop:
-            data[name] = copy.deepcopy(prop["default"])
-    problems = []
-    for err in sorted(Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.absolute_path)):
-        field = ".".join(str(p) for p in err.absolute_path) or None
-        if err.validator == "required":
-            missing = err.message.split("'")[1] if "'" in err.message else None
-            field = missing or field
-        problems.append(
-            Problem(
-                "invalid_input",
-                err.message,
-                None,
-                f"inputs.{field}" if field else "inputs",
-                "pass it with --input name=value" if err.validator == "required" else None,
-            )
-        )
-    if problems:
-        raise RunInputError(problems)
-    return data
-
-
-def _make_runner(
+# ---------------------------------------------------------------------------- one runner factory
+def _runner(
     flow: Flow,
     run_id: str,
     inputs: dict[str, Any],
     *,
+    variables: dict[str, Any] | None,
+    services: RunServices,
     checkpointer: Checkpointer | None,
     on_event: EventSink | None,
     env: Mapping[str, Any] | None,
     flows: FlowSource | None,
     timeout_s: float | None,
-    depth: int = 0,
-    variables: dict[str, Any] | None = None,
-    providers: ProviderSource | None = None,
-    tools: ToolRegistry | None = None,
+    cache: PlanCache | None = None,
 ) -> Runner:
-    services = RunServices(
-        _subflow_resolver(flow, checkpointer=None, env=env, flows=flows),
-        flow.registry,
-        depth,
-        providers=providers,
-        tools=tools,
-        mcp_servers=flow.doc.settings.mcp_servers,
+    """A runner for `flow` under its policy, with the run's services bound to this flow."""
+    policy: SchedulingPolicy = (
+        EdgeLLMPolicy(flow.doc, flow.plan) if flow.doc.settings.policy == "edge_llm" else _DATAFLOW
     )
-    # The scheduling policy: dataflow (the Runner itself) or a model deciding each step.
-    make: Any = (
-        functools.partial(EdgeRunner, doc=flow.doc) if flow.doc.settings.policy == "edge_llm" else Runner
+    if variables is None:
+        variables = copy.deepcopy(flow.doc.variables) if flow.doc.variables else {}
+    bound = RunServices(
+        providers=services.providers,
+        tools=services.tools,
+        mcp_servers=flow.doc.settings.mcp_servers or {},
+        component_source=services.component_source,
+        cancels=services.cancels,
+        resolve_flow=services.resolve_flow or SubflowResolver(flow, flows, env, cache),
+        registry=flow.registry,
+        depth=services.depth,
     )
-    return make(
+    return Runner(
         flow.plan,
         run_id,
         flow_id=flow.id,
         inputs=inputs,
-        variables=copy.deepcopy(flow.doc.variables) if variables is None else variables,
+        variables=variables,
         env=env,
         checkpointer=checkpointer,
-        sinks=[on_event] if on_event else None,
-        services=services,
+        sinks=(on_event,) if on_event else (),
+        services=bound,
+        policy=policy,
         timeout_s=timeout_s or flow.doc.settings.timeout_s,
     )
 
 
+def _services(
+    services: RunServices | None, providers: ProviderSource | None, tools: ToolRegistry | None
+) -> RunServices:
+    """The caller's services, with the `providers=` / `tools=` shortcuts applied."""
+    if services is None:
+        return RunServices(providers=providers, tools=tools)
+    if providers is None and tools is None:
+        return services
+    return services.child(
+        providers=providers if providers is not None else services.providers,
+        tools=tools if tools is not None else services.tools,
+    )
+
+
+# ---------------------------------------------------------------------------- one drive helper
+async def _drive(runner: Runner, work: Awaitable[RunResult], cancels: CancelSource | None) -> RunResult:
+    """Await the runner's work to its result, cancelling it when its cancel source says so."""
+    if cancels is None:
+        return await work
+    unwatch = cancels.watch(runner.run_id, runner.cancel)
+    try:
+        return await work
+    finally:
+        unwatch()
+
+
+def _cancels_of(services: RunServices) -> CancelSource:
+    return services.cancels if services.cancels is not None else default_cancels
+
+
+async def _restored(flow: Flow, run_id: str, checkpointer: Checkpointer, **options: Any) -> Runner:
+    cp = await checkpointer.load(run_id, events=False)
+    if cp is None:
+        raise RunNotFoundError(f"no checkpoint for run {run_id!r}")
+    runner = _runner(
+        flow,
+        run_id,
+        dict(cp.run.inputs),
+        variables=copy.deepcopy(cp.run.variables),
+        checkpointer=checkpointer,
+        **options,
+    )
+    runner.created_at = cp.run.created_at
+    runner.restore(cp)
+    return runner
+
+
+# ---------------------------------------------------------------------------- the public calls
 async def run(
     flow: FlowLike,
     inputs: Mapping[str, Any] | None = None,
@@ -185,48 +156,29 @@ async def run(
     timeout_s: float | None = None,
     providers: ProviderSource | None = None,
     tools: ToolRegistry | None = None,
+    services: RunServices | None = None,
 ) -> RunResult:
-    """Run a flow to completion (or until it waits for input). `env` holds flow secrets for `{{env.X}}`."""
+    """Run a flow to completion (or until it waits for input). `env` holds flow secrets for `{{env.X}}`.
+
+    `services` carries what the run needs from outside (providers, tools, component source,
+    cancel source); `providers=` and `tools=` are shortcuts that override its fields.
+    """
     flow = load_flow(flow)
     data = validate_inputs(flow, inputs)
-    runner = _make_runner(
+    svc = _services(services, providers, tools)
+    runner = _runner(
         flow,
         run_id or uuid.uuid4().hex,
         data,
+        variables=None,
+        services=svc,
         checkpointer=checkpointer,
         on_event=on_event,
         env=env,
         flows=flows,
         timeout_s=timeout_s,
-        providers=providers,
-        tools=tools,
     )
-    return await _tracked(runner, runner.start())
-
-
-async def _tracked(runner: Runner, coro: Any) -> RunResult:
-    _active[runner.run_id] = runner
-    try:
-        return await coro
-    finally:
-        _active.pop(runner.run_id, None)
-
-
-async def _restored(flow: Flow, run_id: str, checkpointer: Checkpointer, **kwargs: Any) -> Runner:
-    cp = await checkpointer.load(run_id, events=False)
-    if cp is None:
-        raise RunNotFoundError(f"no checkpoint for run {run_id!r}")
-    runner = _make_runner(
-        flow,
-        run_id,
-        dict(cp.run.inputs),
-        checkpointer=checkpointer,
-        variables=copy.deepcopy(cp.run.variables),
-        **kwargs,
-    )
-    runner.created_at = cp.run.created_at
-    runner.restore(cp)
-    return runner
+    return await _drive(runner, runner.execute(ev.RunStarted(flow.id, data)), _cancels_of(svc))
 
 
 async def resume(
@@ -242,6 +194,7 @@ async def resume(
     timeout_s: float | None = None,
     providers: ProviderSource | None = None,
     tools: ToolRegistry | None = None,
+    services: RunServices | None = None,
 ) -> RunResult:
     """Continue a run from its checkpoint: after a crash, or answering a waiting node.
 
@@ -251,30 +204,31 @@ async def resume(
     the run.
     """
     flow = load_flow(flow)
+    svc = _services(services, providers, tools)
     runner = await _restored(
         flow,
         run_id,
         checkpointer,
+        services=svc,
         on_event=on_event,
         env=env,
         flows=flows,
         timeout_s=timeout_s,
-        providers=providers,
-        tools=tools,
     )
-    if node_id is None and data is not None and runner.interrupts:
-        if len(runner.interrupts) > 1:
-            names = ", ".join(runner.plan.nodes[i].id for i in runner.interrupts)
+    interrupts = runner.state.interrupts
+    if node_id is None and data is not None and interrupts:
+        if len(interrupts) > 1:
+            names = ", ".join(runner.plan.nodes[i].id for i in interrupts)
             raise ResumeError(f"several nodes are waiting ({names}); say which one with node_id")
-        node_id = runner.plan.nodes[next(iter(runner.interrupts))].id
+        node_id = runner.plan.nodes[next(iter(interrupts))].id
     if node_id is not None:
         try:
             await runner.deliver_resume(node_id, data)
         except ResumeError as exc:
             if exc.expired:
-                return await _tracked(runner, runner.expire(node_id))
+                return await _drive(runner, runner.expire(node_id), _cancels_of(svc))
             raise
-    return await _tracked(runner, runner.continue_())
+    return await _drive(runner, runner.execute(), _cancels_of(svc))
 
 
 async def retry(
@@ -290,6 +244,7 @@ async def retry(
     timeout_s: float | None = None,
     providers: ProviderSource | None = None,
     tools: ToolRegistry | None = None,
+    services: RunServices | None = None,
 ) -> RunResult:
     """A new run that reuses the recorded outputs of run `run_id` except `from_node` and what follows."""
     flow = load_flow(flow)
@@ -298,102 +253,150 @@ async def retry(
         raise RunNotFoundError(f"no checkpoint for run {run_id!r}")
     if from_node.lower() not in flow.plan.by_key:
         raise ValueError(f"retry: flow {flow.id!r} has no node {from_node!r}")
+    svc = _services(services, providers, tools)
     start = flow.plan.by_key[from_node.lower()]
-    redo = {start} | flow.plan.descendants(start)
-    redo_ids = {flow.plan.nodes[i].key for i in redo}
-    runner = _make_runner(
+    redo_ids = {flow.plan.nodes[i].key for i in {start} | flow.plan.descendants(start)}
+    runner = _runner(
         flow,
         new_run_id or uuid.uuid4().hex,
         dict(cp.run.inputs),
+        variables=copy.deepcopy(cp.run.variables),
+        services=svc,
         checkpointer=checkpointer,
         on_event=on_event,
         env=env,
         flows=flows,
         timeout_s=timeout_s,
-        variables=copy.deepcopy(cp.run.variables),
-        providers=providers,
-        tools=tools,
     )
-    runner.emit(ev.RunStarted(flow.id, runner.inputs, retry_of=run_id, from_node=from_node))
-    await checkpointer.begin(runner.record(), runner._take_unsaved())
-    for delta in cp.deltas:
-        if delta.status == "ok" and delta.node_id.lower() not in redo_ids:
-            reused = NodeDelta(**{k: getattr(delta, k) for k in NodeDelta.__slots__})
-            reused.reused = True
-            runner.apply_delta(reused)
-            await checkpointer.save(runner.run_id, reused, ())
-    return await _tracked(runner, runner.continue_())
+    reuse = [_reused(d) for d in cp.deltas if d.status == "ok" and d.node_id.lower() not in redo_ids]
+    started = ev.RunStarted(flow.id, runner.inputs, retry_of=run_id, from_node=from_node)
+    return await _drive(runner, runner.execute(started, reuse), _cancels_of(svc))
+
+
+def _reused(delta: NodeDelta) -> NodeDelta:
+    copied = NodeDelta(**{k: getattr(delta, k) for k in NodeDelta.__slots__})
+    copied.reused = True
+    return copied
 
 
 def cancel(run_id: str) -> bool:
-    """Cancel a run executing in this process; running nodes stop at their next await."""
-    runner = _active.get(run_id)
-    if runner is None:
-        return False
-    runner.cancel()
-    return True
+    """Cancel a run executing in this process that watches `default_cancels` (every run started
+    without its own cancel source); running nodes stop at their next await."""
+    return default_cancels.cancel(run_id)
 
 
-def _subflow_resolver(
-    parent: Flow,
-    *,
-    checkpointer: Checkpointer | None,
-    env: Mapping[str, Any] | None,
-    flows: FlowSource | None,
-) -> Any:
-    async def resolve(ref: str, inputs: dict[str, Any], ctx: Any, resume: Any = None) -> dict[str, Any]:
-        depth = ctx.runner.services.depth + 1
+# ---------------------------------------------------------------------------- sub-flows
+# Node-level events only: run_started/run_finished are the node's own, a `waiting` would make the
+# server open a second task (the subflow node's interrupt carries the child's), and edge labels
+# could collide with the parent's.
+_FORWARDED_CHILD_EVENTS = frozenset(
+    {ev.NODE_STARTED, ev.NODE_TOKEN, ev.NODE_TOOL_CALL, ev.NODE_RETRYING, ev.NODE_FINISHED, ev.NODE_SKIPPED}
+)
+
+
+class SubflowResolver:
+    """Runs the sub-flows of one flow's subflow nodes (`RunServices.resolve_flow`).
+
+    Children are found in `flows` (a mapping or an async loader), then as files beside the parent
+    flow's file, and run with the parent's services one level deeper. Their checkpoints stay in
+    memory: when a child waits for people its state travels in the parent's interrupt (checkpointed
+    with the parent), and the answer brings it back. Documents given as dicts are compiled once
+    per top-level run (`cache`, shared with the children's resolvers).
+    """
+
+    __slots__ = ("parent", "flows", "env", "cache")
+
+    def __init__(
+        self,
+        parent: Flow,
+        flows: FlowSource | None,
+        env: Mapping[str, Any] | None,
+        cache: PlanCache | None = None,
+    ) -> None:
+        self.parent = parent
+        self.flows = flows
+        self.env = env
+        self.cache = cache
+
+    async def __call__(self, ref: str, inputs: dict[str, Any], call: SubflowCall) -> dict[str, Any]:
+        depth = call.services.depth + 1
         if depth > MAX_SUBFLOW_DEPTH:
             raise NodeError(
                 f"sub-flows are nested deeper than {MAX_SUBFLOW_DEPTH} levels",
                 hint="check for a flow that calls itself",
                 retryable=False,
             )
-        child_flow = await _find_flow(parent, ref, flows)
-        child_id = f"{ctx.run_id}.{ctx.node_id}"
-        # The child's checkpoints stay in memory: when it waits for people its state travels in
-        # the parent's interrupt (checkpointed with the parent), and the answer brings it back.
+        if self.cache is None:
+            self.cache = PlanCache(32, registry=self.parent.registry)
+        child_flow = await self._find(ref)
+        child_id = f"{call.run_id}.{call.node_id}"
         memory = InMemoryCheckpointer()
 
         def forward(event: Event) -> None:  # the child's node events, as `sub/<node>` in the parent's log
             if event.data is not None and event.type in _FORWARDED_CHILD_EVENTS:
-                node_id = f"{ctx.node_id}/{event.node_id}" if event.node_id else ctx.node_id
-                ctx.runner.emit(event.data, node_id)
+                call.forward(event.data, f"{call.node_id}/{event.node_id}" if event.node_id else call.node_id)
 
         options: dict[str, Any] = {
+            "services": call.services.child(depth=depth, resolve_flow=None),
             "on_event": forward,
-            "env": env,
-            "flows": flows,
+            "env": self.env,
+            "flows": self.flows,
             "timeout_s": None,
-            "depth": depth,
-            "providers": ctx.runner.services.providers,
-            "tools": ctx.runner.services.tools,
+            "cache": self.cache,
         }
+        resume = call.resume
         state = resume.get("subflow") if isinstance(resume, dict) else None
         if state:
             memory.runs[child_id] = Checkpoint.from_dict(state["checkpoint"])
             child = await _restored(child_flow, child_id, memory, **options)
-            child.services.depth = depth
             try:
                 await child.deliver_resume(state["node"], resume.get("answer"))
             except ResumeError as exc:
-                raise NodeError(f"sub-flow {ref!r}: {exc}", retryable=False) from None
-            result = await child.continue_()
+                raise NodeError(f"sub-flow {ref!r}: {exc}", retryable=False) from exc
+            result = await _drive(child, child.execute(), None)
         else:
             try:
                 data = validate_inputs(child_flow, inputs)
             except RunInputError as exc:
-                raise NodeError(f"sub-flow {ref!r}: {exc}", retryable=False) from None
-            child = _make_runner(child_flow, child_id, data, checkpointer=memory, **options)
-            child.services.depth = depth
-            result = await child.start()
-        if result.status == "waiting":
+                raise NodeError(f"sub-flow {ref!r}: {exc}", retryable=False) from exc
+            child = _runner(child_flow, child_id, data, variables=None, checkpointer=memory, **options)
+            result = await _drive(child, child.execute(ev.RunStarted(child_flow.id, data)), None)
+        if result.status == RunStatus.WAITING:
             raise _child_waiting(ref, result, memory.runs[child_id])
-        if result.status != "completed":
+        if result.status != RunStatus.COMPLETED:
             raise NodeError(f"sub-flow {ref!r} ended {result.status}: {result.error or ''}".rstrip(": "))
         return result.outputs
 
-    return resolve
+    async def _find(self, ref: str) -> Flow:
+        parent, flows = self.parent, self.flows
+        found: FlowLike | None = None
+        if isinstance(flows, Mapping):
+            found = flows.get(ref)
+        elif flows is not None:
+            found = await flows(ref)
+        if found is not None:
+            return self._load(found)
+        candidates = [Path(ref)] if Path(ref).is_absolute() else []
+        if parent.base_dir is not None:
+            candidates.append(parent.base_dir / ref)
+        candidates.append(Path.cwd() / ref)
+        for path in candidates:
+            if path.is_file():
+                return load_flow(path, registry=parent.registry)
+        if parent.base_dir is not None:  # a flow id: a sibling file whose document has that id
+            for path in sorted(parent.base_dir.iterdir()):
+                if path.suffix in (".json", ".yaml", ".yml") and _document_id(path) == ref:
+                    return load_flow(path, registry=parent.registry)
+        raise NodeError(
+            f"sub-flow {ref!r} not found",
+            retryable=False,
+            hint="give a path relative to the parent flow file, or pass the flow in `flows=`",
+        )
+
+    def _load(self, found: FlowLike) -> Flow:
+        if isinstance(found, dict) and self.cache is not None:
+            return self.cache.load(found)
+        return load_flow(found, registry=self.parent.registry)
 
 
 def _document_id(path: Path) -> str | None:
@@ -402,14 +405,6 @@ def _document_id(path: Path) -> str | None:
     except FlowValidationError:
         return None
     return data.get("id") if isinstance(data.get("id"), str) else None
-
-
-# Node-level events only: run_started/run_finished are the node's own, a `waiting` would make the
-# server open a second task (the subflow node's interrupt carries the child's), and edge labels
-# could collide with the parent's.
-_FORWARDED_CHILD_EVENTS = frozenset(
-    {ev.NODE_STARTED, ev.NODE_TOKEN, ev.NODE_TOOL_CALL, ev.NODE_RETRYING, ev.NODE_FINISHED, ev.NODE_SKIPPED}
-)
 
 
 def _child_waiting(ref: str, result: RunResult, checkpoint: Checkpoint) -> Exception:
@@ -437,32 +432,7 @@ def _child_waiting(ref: str, result: RunResult, checkpoint: Checkpoint) -> Excep
     )
 
 
-async def _find_flow(parent: Flow, ref: str, flows: FlowSource | None) -> Flow:
-    if isinstance(flows, Mapping):
-        if ref in flows:
-            return load_flow(flows[ref], registry=parent.registry)
-    elif flows is not None:
-        found = await flows(ref)
-        if found is not None:
-            return load_flow(found, registry=parent.registry)
-    candidates = [Path(ref)] if Path(ref).is_absolute() else []
-    if parent.base_dir is not None:
-        candidates.append(parent.base_dir / ref)
-    candidates.append(Path.cwd() / ref)
-    for path in candidates:
-        if path.is_file():
-            return load_flow(path, registry=parent.registry)
-    if parent.base_dir is not None:  # a flow id: a sibling file whose document has that id
-        for path in sorted(parent.base_dir.iterdir()):
-            if path.suffix in (".json", ".yaml", ".yml") and _document_id(path) == ref:
-                return load_flow(path, registry=parent.registry)
-    raise NodeError(
-        f"sub-flow {ref!r} not found",
-        retryable=False,
-        hint="give a path relative to the parent flow file, or pass the flow in `flows=`",
-    )
-
-
+# ---------------------------------------------------------------------------- blocking shortcuts
 def run_sync(flow: FlowLike, inputs: Mapping[str, Any] | None = None, **kwargs: Any) -> RunResult:
     return asyncio.run(run(flow, inputs, **kwargs))
 
@@ -477,12 +447,18 @@ def retry_sync(flow: FlowLike, run_id: str, from_node: str, **kwargs: Any) -> Ru
 
 __all__ = [
     "Flow",
+    "FlowLoader",
+    "FlowSource",
     "InMemoryCheckpointer",
+    "PlanCache",
     "ResumeError",
     "RunInputError",
     "RunNotFoundError",
     "RunResult",
+    "RunServices",
+    "SubflowResolver",
     "cancel",
+    "default_cancels",
     "load_flow",
     "resume",
     "resume_sync",

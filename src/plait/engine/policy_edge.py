@@ -1,8 +1,8 @@
 """The edge-LLM policy (`settings.policy = "edge_llm"`): a model decides what runs next.
 
-This is seed 002's orchestrator loop on top of the dataflow `Runner`, kept in its own module so
-the dataflow hot path stays as it is. The runner supplies node execution, events, checkpoints,
-interrupts and resume; `EdgeRunner` replaces only the scheduling step:
+This is seed 002's orchestrator loop as a `SchedulingPolicy` (`plait.engine.policy`): the driver
+supplies node execution, events, checkpoints, interrupts and resume; `EdgeLLMPolicy` makes only
+the scheduling decisions:
 
 1. a node is *ready* when it has not run, was not chosen yet, and every node it depends on
    (edges and `requires`) finished `ok` or `skipped`;
@@ -26,23 +26,25 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from contextvars import ContextVar
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from plait.engine import events as ev
 from plait.engine.checkpoint import Checkpoint, NodeDelta
+from plait.engine.context import Scope
+from plait.engine.invoke import NodeOutcome, OutcomeKind
 from plait.engine.plan import Plan, PlanNode
-from plait.engine.runner import NodeRun, Runner, RunResult, _Outcome, lookup_secret
+from plait.engine.policy import PolicyHost
+from plait.engine.state import RunState
+from plait.engine.status import NodeStatus, RunStatus
+from plait.errors import PlaitError
 from plait.llm.base import ChatRequest, Message, Provider, ProviderError, Usage
 from plait.llm.chat import chat_with, resolve
 from plait.spec.models import DeciderSettings, FlowDocument
 
 MODES = ("next", "parallel", "stop")
-_MISSING = object()
-# The decided input of the node whose task is running: the `{{input}}` reference root. Set right
-# before the node's task is created, so each concurrently running node sees its own.
-_current_input: ContextVar[Any] = ContextVar("plait_edge_input", default=_MISSING)
+_PENDING, _OK, _SKIPPED, _WAITING = NodeStatus.PENDING, NodeStatus.OK, NodeStatus.SKIPPED, NodeStatus.WAITING
 
 _AI_TYPES = frozenset({"llm", "agent", "categorize"})
 
@@ -71,8 +73,10 @@ Rules:
 """
 
 
-class DecisionError(ValueError):
+class DecisionError(PlaitError, ValueError):
     """A decider reply that is not a valid decision; `problems` says what is wrong, one per line."""
+
+    code = "invalid_decision"
 
     def __init__(self, problems: list[str]) -> None:
         super().__init__("; ".join(problems))
@@ -107,7 +111,7 @@ def _parse_json(text: str | None) -> Any:
         return json.loads(body)
     except json.JSONDecodeError as exc:
         preview = body[:200] + ("..." if len(body) > 200 else "")
-        raise DecisionError([f"the reply is not JSON ({exc.msg} at char {exc.pos}): {preview!r}"]) from None
+        raise DecisionError([f"the reply is not JSON ({exc.msg} at char {exc.pos}): {preview!r}"]) from exc
 
 
 def parse_decision(text: str | None, plan: Plan, ready: list[int]) -> dict[str, Any]:
@@ -222,16 +226,37 @@ def parse_decision(text: str | None, plan: Plan, ready: list[int]) -> dict[str, 
     return {"mode": mode, "next": items, "skips": skips, "reason": reason}
 
 
-class EdgeRunner(Runner):
-    """A `Runner` whose scheduling step asks the decider model (see the module docstring)."""
+class InputScope:
+    """References of a node the decider started: `{{input}}` is its decided input (unless a node
+    is named `input`), everything else resolves in the run."""
 
-    def __init__(self, plan: Plan, run_id: str, *, doc: FlowDocument, **kwargs: Any) -> None:
-        super().__init__(plan, run_id, **kwargs)
+    __slots__ = ("value", "run")
+
+    def __init__(self, value: Any, run: PolicyHost) -> None:
+        self.value = value
+        self.run = run
+
+    def lookup(self, root: str) -> Any:
+        if root == "input" and root not in self.run.state.outputs:
+            return self.value
+        return self.run.lookup(root)
+
+
+class EdgeLLMPolicy:
+    """A `SchedulingPolicy` whose scheduling step asks the decider model (see the module docstring).
+
+    One instance per run: it keeps the run's decisions, the nodes they chose and what completed.
+    """
+
+    runs_inline = False  # every chosen node runs as a task, in decision order
+
+    def __init__(self, doc: FlowDocument, plan: Plan) -> None:
         decider = doc.settings.decider
         if decider is None:  # validation reports it first; this guards hand-built documents
             raise ValueError("policy 'edge_llm' needs settings.decider (provider and model)")
+        self.plan = plan
         self.decider: DeciderSettings = decider
-        self.meta = {"id": doc.id, "name": doc.name, "description": doc.description}
+        self.meta: dict[str, Any] = {"id": doc.id, "name": doc.name, "description": doc.description}
         version = doc.metadata.get("version")
         if version is not None:
             self.meta["version"] = version
@@ -239,111 +264,82 @@ class EdgeRunner(Runner):
         for edge in plan.edges:
             preds[edge.target].append(edge.source)
         self.preds = [tuple(dict.fromkeys(p)) for p in preds]
-        self.decisions: list[dict[str, Any]] = []
+        self.records: list[dict[str, Any]] = []
         self.dispatched: dict[int, Dispatch] = {}
         self.completed: list[int] = []
         self.stopped = False
         self.decider_usage = Usage()
-        self._decider_task: asyncio.Task[Any] | None = None
+        self._decider_task: asyncio.Future[Any] | None = None
         self._provider: tuple[Provider, list[str]] | None = None
 
     # ------------------------------------------------------------------ scheduling
-    async def _drive(self) -> str:
-        loop = asyncio.get_running_loop()
-        done = self._done
-        while True:
-            while done:
-                idx, outcome = done.popleft()
-                await self._complete(idx, outcome)
-            self.ready.clear()  # the dataflow queue; readiness here is `_ready_set`
-            if self._cancelled or self._failure is not None:
-                if self._tasks:
-                    for task in self._tasks.values():
-                        task.cancel()
-                    await self._drain()
-                return "cancelled" if self._cancelled else "failed"
-            blocked = self._blocked()
-            if not blocked:
-                self._start_dispatched(loop)
-            if done:
+    def startable(self, run: PolicyHost) -> Iterator[int]:
+        """Chosen nodes in decision order: `next` items one at a time, `parallel` ones together."""
+        state, running = run.state, run.running
+        state.ready.clear()  # the dataflow queue; readiness here is `_ready_set`
+        if self._blocked(state):
+            return
+        limit = self.plan.max_concurrency
+        for idx, d in self.dispatched.items():
+            if state.status[idx] != _PENDING:
                 continue
-            if self._tasks:
-                self._wakeup = loop.create_future()
-                await self._wakeup
-                continue
-            if blocked:
-                return "waiting"
-            if self.stopped:
-                return "completed"
-            ready = self._ready_set()
-            if not ready:
-                return "waiting" if self.interrupts else "completed"
-            await self._decide(ready)
+            if running and (not d.parallel or len(running) >= limit):
+                return
+            yield idx
+            if not d.parallel:
+                return
 
-    def _blocked(self) -> bool:
-        return any(info.get("blocking", True) for info in self.interrupts.values())
+    async def idle(self, run: PolicyHost) -> RunStatus | None:
+        state = run.state
+        if self._blocked(state):
+            return RunStatus.WAITING
+        if self.stopped:
+            return RunStatus.COMPLETED
+        ready = self._ready_set(state)
+        if not ready:
+            return RunStatus.WAITING if state.interrupts else RunStatus.COMPLETED
+        await self._decide(run, ready)
+        return None
 
-    def _ready_set(self) -> list[int]:
-        status, ok = self.status, ("ok", "skipped")
+    def node_input(self, run: PolicyHost, idx: int) -> tuple[Any, dict[str, Any], Scope]:
+        d = self.dispatched.get(idx)
+        if d is not None and d.has_input:
+            value, ports = d.input, {"in": d.input}
+        else:  # no decided input: what the edges delivered
+            value, ports = run.state.inputs_of(idx)
+        return value, ports, InputScope(value, run)
+
+    def _blocked(self, state: RunState) -> bool:
+        return any(info.get("blocking", True) for info in state.interrupts.values())
+
+    def _ready_set(self, state: RunState) -> list[int]:
+        status, ok = state.status, (_OK, _SKIPPED)
         return [
             i
             for i in range(len(status))
-            if status[i] == "pending"
+            if status[i] == _PENDING
             and i not in self.dispatched
             and all(status[p] in ok for p in self.preds[i])
         ]
 
-    def _start_dispatched(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Start chosen nodes in decision order: `next` items one at a time, `parallel` ones together."""
-        limit = self.plan.max_concurrency
-        for idx, d in self.dispatched.items():
-            if self.status[idx] != "pending":
-                continue
-            if self._tasks and (not d.parallel or len(self._tasks) >= limit):
-                return
-            pn = self.plan.nodes[idx]
-            self._mark_started(pn, 1)
-            token = _current_input.set(self._inputs_of(idx)[0])
-            try:
-                self._tasks[idx] = loop.create_task(self._run_task(pn))
-            finally:
-                _current_input.reset(token)
-            if not d.parallel:
-                return
-
-    def _inputs_of(self, idx: int) -> tuple[Any, dict[str, Any]]:
-        d = self.dispatched.get(idx)
-        if d is not None and d.has_input:
-            return d.input, {"in": d.input}
-        return super()._inputs_of(idx)  # no decided input: what the edges delivered
-
-    def lookup(self, root: str) -> Any:
-        if root == "input" and root not in self.outputs:
-            value = _current_input.get()
-            if value is not _MISSING:
-                return value
-        return super().lookup(root)
-
-    async def _complete(self, idx: int, outcome: _Outcome) -> None:
-        if outcome.kind == "interrupt" and outcome.interrupt is not None:
+    def on_outcome(self, run: PolicyHost, idx: int, outcome: NodeOutcome) -> None:
+        if outcome.kind == OutcomeKind.INTERRUPT and outcome.interrupt is not None:
             d = self.dispatched.get(idx)
             if d is not None:
                 self.plan.nodes[idx].node.apply_task_hints(
                     outcome.interrupt.payload, d.human, d.input if d.has_input else None
                 )
-        await super()._complete(idx, outcome)
-        if outcome.kind == "ok":
+        elif outcome.kind == OutcomeKind.OK:
             self.completed.append(idx)
 
     def cancel(self) -> None:
-        super().cancel()
         if self._decider_task is not None:
             self._decider_task.cancel()
 
     # ------------------------------------------------------------------ the decision step
-    def decider_input(self, ready: list[int]) -> dict[str, Any]:
+    def decider_input(self, run: PolicyHost, ready: list[int]) -> dict[str, Any]:
         """What the decider sees (seed 002, section 6)."""
-        nodes = self.plan.nodes
+        nodes, state = self.plan.nodes, run.state
         ready_view = []
         for i in ready:
             pn = nodes[i]
@@ -358,31 +354,31 @@ class EdgeRunner(Runner):
             ready_view.append(item)
         last = self.completed[-1] if self.completed else None
         context: dict[str, Any] = {
-            "input": self.inputs,
-            "vars": self.vars,
+            "input": run.inputs,
+            "vars": state.vars,
             "completed": [
-                {"key": nodes[i].id, "output": self.outputs.get(nodes[i].key)} for i in self.completed
+                {"key": nodes[i].id, "output": state.outputs.get(nodes[i].key)} for i in self.completed
             ],
         }
-        skipped = [pn.id for pn in nodes if self.status[pn.index] == "skipped"]
+        skipped = [pn.id for pn in nodes if state.status[pn.index] == _SKIPPED]
         if skipped:
             context["skipped"] = skipped
-        if self.interrupts:
-            context["waiting"] = [nodes[i].id for i in self.interrupts]
+        if state.interrupts:
+            context["waiting"] = [nodes[i].id for i in state.interrupts]
         return {
             "flow": self.meta,
             "ready": ready_view,
             "context": context,
             "last": None
             if last is None
-            else {"key": nodes[last].id, "output": self.outputs.get(nodes[last].key)},
+            else {"key": nodes[last].id, "output": state.outputs.get(nodes[last].key)},
         }
 
-    def _request(self, ready: list[int]) -> ChatRequest:
+    def _request(self, run: PolicyHost, ready: list[int]) -> ChatRequest:
         system = SYSTEM_PROMPT
         if self.decider.instructions:
             system += "\nInstructions for this flow:\n" + self.decider.instructions
-        payload = json.dumps(self.decider_input(ready), ensure_ascii=False, default=str)
+        payload = json.dumps(self.decider_input(run, ready), ensure_ascii=False, default=str)
         keys = [self.plan.nodes[i].id for i in ready]
         schema = {
             "type": "object",
@@ -413,7 +409,7 @@ class EdgeRunner(Runner):
             max_tokens=self.decider.max_tokens,
         )
 
-    def provider(self) -> tuple[Provider, list[str]]:
+    def provider(self, run: PolicyHost) -> tuple[Provider, list[str]]:
         """The decider's provider and model candidates, resolved once per run like a model node's
         (`plait.llm.chat.resolve`): a `script` in the document, else the run's `providers=`, else
         the registry of `plait.llm` with keys from the run's variables, then the environment."""
@@ -421,42 +417,38 @@ class EdgeRunner(Runner):
             script = self.decider.script
             if script is not None:
                 # A resumed run goes on with the replies its earlier decisions did not use.
-                script = script[sum(1 + len(d.get("rejected") or ()) for d in self.decisions) :]
+                script = script[sum(1 + len(d.get("rejected") or ()) for d in self.records) :]
             models = [self.decider.model, *self.decider.fallback_models]
-            self._provider = resolve(self, self.decider.provider, models, script=script)
+            self._provider = resolve(run, self.decider.provider, models, script=script)
         return self._provider
 
-    def secret(self, name: str) -> str | None:
-        """A key by name for the decider's provider: the run's stored variables, then the environment."""
-        return lookup_secret(self.env, name)
-
-    async def _ask(self, request: ChatRequest) -> Any:
-        provider, models = self.provider()
+    async def _ask(self, run: PolicyHost, request: ChatRequest) -> Any:
+        provider, models = self.provider(run)
         self._decider_task = asyncio.ensure_future(chat_with(provider, models, request))
         try:
             return await self._decider_task
         finally:
             self._decider_task = None
 
-    async def _decide(self, ready: list[int]) -> None:
-        step = len(self.decisions) + 1
+    async def _decide(self, run: PolicyHost, ready: list[int]) -> None:
+        step = len(self.records) + 1
         who = f"edge-LLM decider ({'/'.join(filter(None, (self.decider.provider, self.decider.model)))})"
-        request = self._request(ready)
+        request = self._request(run, ready)
         usage = Usage()
         rejected: list[dict[str, Any]] = []
         decision: dict[str, Any] | None = None
         for attempt in (1, 2):
             try:
-                response = await self._ask(request)
+                response = await self._ask(run, request)
             except asyncio.CancelledError:
-                if self._cancelled:
+                if run.cancelled:
                     return
                 raise
             except ProviderError as exc:
-                self._failure = (None, f"{who} failed at step {step}: {exc.message}")
+                run.state.fail(None, f"{who} failed at step {step}: {exc.message}")
                 return
             except Exception as exc:  # noqa: BLE001 - an unknown provider, a bug in one: fail the run
-                self._failure = (None, f"{who} failed at step {step}: {type(exc).__name__}: {exc}")
+                run.state.fail(None, f"{who} failed at step {step}: {type(exc).__name__}: {exc}")
                 return
             usage = usage + response.usage
             self.decider_usage = self.decider_usage + response.usage
@@ -467,8 +459,8 @@ class EdgeRunner(Runner):
                 rejected.append({"reply": response.content, "problems": exc.problems})
                 if attempt == 2:
                     # Kept in the event log: what the model answered is what one needs to fix it.
-                    self.emit(ev.DecisionRejected(step, rejected, usage.as_dict()))
-                    self._failure = (
+                    run.emit(ev.DecisionRejected(step, rejected, usage.as_dict()))
+                    run.state.fail(
                         None,
                         f"{who} gave an invalid decision at step {step}, also after one corrective re-ask: "
                         + "; ".join(exc.problems)
@@ -497,63 +489,49 @@ class EdgeRunner(Runner):
         }
         if rejected:
             record["rejected"] = rejected
-        self.emit(ev.Decision.from_wire(record))
-        self._apply(record, emit=True)
-        if self.checkpointer is not None:
-            await self.checkpointer.save_decision(self.run_id, record, self._take_unsaved())
+        run.emit(ev.Decision.from_wire(record))
+        self._apply(run, record, emit=True)
+        await run.save_decision(record)
 
-    def _apply(self, record: dict[str, Any], *, emit: bool) -> None:
+    def _apply(self, run: PolicyHost, record: dict[str, Any], *, emit: bool) -> None:
         """Put a decision into effect: while running (emit) and when replaying a checkpoint."""
-        self.decisions.append(record)
-        by_key, nodes = self.plan.by_key, self.plan.nodes
+        self.records.append(record)
+        by_key, nodes, state = self.plan.by_key, self.plan.nodes, run.state
         parallel = record["mode"] == "parallel"
         for item in record["next"]:
             idx = by_key[item["node"].lower()]
             self.dispatched[idx] = Dispatch(item.get("input"), "input" in item, item.get("human"), parallel)
         for key in record["skips"]:
-            self._skip(by_key[key.lower()], "decider", emit)
+            self._skip(run, by_key[key.lower()], "decider", emit)
         if record["mode"] == "stop":
             self.stopped = True
             for pn in nodes:
-                if self.status[pn.index] in ("pending", "waiting") and pn.index not in self._tasks:
-                    self._skip(pn.index, "stop", emit)
+                if state.status[pn.index] in (_PENDING, _WAITING) and pn.index not in run.running:
+                    self._skip(run, pn.index, "stop", emit)
 
-    def _skip(self, idx: int, reason: str, emit: bool) -> None:
-        pn = self.plan.nodes[idx]
-        self.status[idx] = "skipped"
-        self.interrupts.pop(idx, None)
-        self.resume_data.pop(idx, None)
-        nr = self.node_runs.get(idx)
-        if nr is None:
-            self.node_runs[idx] = NodeRun(pn.id, "skipped")
-        else:
-            nr.status = "skipped"
+    def _skip(self, run: PolicyHost, idx: int, reason: str, emit: bool) -> None:
+        run.state.skip(idx)
         if emit:
-            self.emit(ev.NodeSkipped(reason), pn.id)
+            run.emit(ev.NodeSkipped(reason), self.plan.nodes[idx].id)
 
     # ------------------------------------------------------------------ results, restore
-    def total_usage(self) -> dict[str, int]:
-        total = super().total_usage()
-        if self.decider_usage.total_tokens:
-            for k, v in self.decider_usage.as_dict().items():
-                total[k] = total.get(k, 0) + v
-        return total
+    def usage(self) -> Mapping[str, int] | None:
+        return self.decider_usage.as_dict() if self.decider_usage.total_tokens else None
 
-    async def _finish(self, status: str) -> RunResult:
-        result = await super()._finish(status)
-        result.decisions = list(self.decisions)
-        return result
+    def decisions(self) -> list[dict[str, Any]]:
+        return list(self.records)
 
-    def restore(self, checkpoint: Checkpoint) -> None:
-        super().restore(checkpoint)
+    def restore(self, run: PolicyHost, checkpoint: Checkpoint) -> None:
         for record in checkpoint.decisions:
-            self._apply(record, emit=False)
+            self._apply(run, record, emit=False)
             usage = record.get("usage") or {}
             self.decider_usage = self.decider_usage + Usage(
                 int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
             )
 
-    def apply_delta(self, delta: NodeDelta) -> None:
-        super().apply_delta(delta)
-        if delta.status == "ok":
-            self.completed.append(self.plan.by_key[delta.node_id.lower()])
+    def on_delta(self, run: PolicyHost, idx: int, delta: NodeDelta) -> None:
+        if delta.status == _OK:
+            self.completed.append(idx)
+
+
+__all__ = ["DecisionError", "Dispatch", "EdgeLLMPolicy", "InputScope", "node_kind", "parse_decision"]

@@ -138,7 +138,9 @@ class ComponentNode(Node):
 
     async def run(self, ctx: NodeContext) -> Any:
         cfg: ComponentConfig = self.config  # type: ignore[assignment]
-        found = await lookup(cfg.component, run_id=ctx.run_id)
+        found = await lookup(
+            cfg.component, run_id=ctx.run_id, source=getattr(ctx.services, "component_source", None)
+        )
         if found is None:
             raise NodeError(
                 f"no component named {cfg.component!r} is registered",
@@ -166,8 +168,13 @@ class ComponentNode(Node):
         )
 
 
-async def lookup(name: str, *, run_id: str | None = None) -> tuple[str, str] | None:
-    source = _source
+async def lookup(
+    name: str, *, run_id: str | None = None, source: ComponentSource | None = None
+) -> tuple[str, str] | None:
+    """`name` in the run's component source (`RunServices.component_source`), else in the
+    process-wide one (`set_component_source`, kept until the service passes its source per run)."""
+    if source is None:
+        source = _source
     if source is None:
         return None
     for_run = getattr(source, "get_for_run", None)

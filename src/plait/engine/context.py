@@ -1,0 +1,169 @@
+"""The node context: what one attempt of one node may see and do (`plait.nodes.base.NodeContext`).
+
+A `NodeRunContext` is built per attempt and is cheap: plain slots, no copies. References resolve
+through its `scope` (the run, or a scope a policy puts in front of it, such as the edge-LLM
+policy's `{{input}}`); loop/map bodies add their aliases (`AliasScope`) in front of that. The run
+itself is reached through the small `ContextHost` protocol, so this module does not depend on the
+scheduler.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Mapping
+from typing import Any, Protocol
+
+from plait.engine import events as ev
+from plait.engine.journal import EventLog
+from plait.engine.plan import PlanNode
+from plait.engine.services import RunServices, SubflowCall
+from plait.expr import render
+from plait.nodes.base import InterruptRequest, NodeError
+
+MISSING: Any = object()  # "no value" where None is a value (resume data, aliases)
+
+
+class Scope(Protocol):
+    """Resolves a reference root (a node id, inputs, vars, sys, env or an alias) to its value."""
+
+    def lookup(self, root: str) -> Any: ...
+
+
+class AliasScope:
+    """Aliases (a body's item, index...) in front of another scope."""
+
+    __slots__ = ("aliases", "parent")
+
+    def __init__(self, aliases: Mapping[str, Any], parent: Scope) -> None:
+        self.aliases = aliases
+        self.parent = parent
+
+    def lookup(self, root: str) -> Any:
+        value = self.aliases.get(root, MISSING)
+        if value is not MISSING:
+            return value
+        return self.parent.lookup(root)
+
+
+class ContextHost(Protocol):
+    """What a node context needs from the run it belongs to."""
+
+    run_id: str
+    env: Mapping[str, Any]
+    services: RunServices
+    journal: EventLog
+
+    def run_body(self, pn: PlanNode, body: str, scope: Scope) -> Awaitable[dict[str, Any]]: ...
+
+
+def lookup_secret(variables: Mapping[str, Any], name: str) -> str | None:
+    """A secret by name: the stored variables first, then the process environment."""
+    value = variables.get(name)
+    if value is None:
+        value = os.environ.get(name)
+    return None if value is None else str(value)
+
+
+class NodeRunContext:
+    """The `NodeContext` the engine gives a node for one attempt."""
+
+    __slots__ = (
+        "host",
+        "pn",
+        "run_id",
+        "node_id",
+        "attempt",
+        "input",
+        "inputs",
+        "vars",
+        "_vars",
+        "scope",
+        "var_changes",
+        "_resume",
+    )
+
+    run_id: str
+    node_id: str
+    attempt: int
+    input: Any
+    inputs: Mapping[str, Any]
+    vars: Mapping[str, Any]
+
+    def __init__(
+        self,
+        host: ContextHost,
+        pn: PlanNode,
+        attempt: int,
+        value: Any,
+        ports: Mapping[str, Any],
+        variables: dict[str, Any],
+        scope: Scope,
+        resume: Any = MISSING,
+    ) -> None:
+        self.host = host
+        self.pn = pn
+        self.run_id = host.run_id
+        self.node_id = pn.id
+        self.attempt = attempt
+        self.input = value
+        self.inputs = ports
+        self.vars = self._vars = variables
+        self.scope = scope
+        self.var_changes: dict[str, Any] | None = None
+        self._resume = resume
+
+    def lookup(self, root: str) -> Any:
+        return self.scope.lookup(root)
+
+    def render(self, value: Any, extra: Mapping[str, Any] | None = None) -> Any:
+        if extra:
+            return render(value, AliasScope({k.lower(): v for k, v in extra.items()}, self.scope).lookup)
+        return render(value, self.scope.lookup)
+
+    def set_var(self, name: str, value: Any) -> None:
+        self._vars[name] = value  # `vars` is the same dict, shown read-only to nodes
+        if self.var_changes is None:
+            self.var_changes = {}
+        self.var_changes[name] = value
+
+    def interrupt(
+        self,
+        payload: dict[str, Any],
+        *,
+        kind: str = "human",
+        blocking: bool = True,
+        timeout_s: float | None = None,
+    ) -> Any:
+        if self._resume is not MISSING:
+            return self._resume
+        raise InterruptRequest(payload, kind=kind, blocking=blocking, timeout_s=timeout_s)
+
+    def emit_token(self, delta: str) -> None:
+        self.host.journal.emit(ev.NodeToken(delta), self.node_id)
+
+    def emit_tool_call(self, name: str, args: Any) -> None:
+        self.host.journal.emit(ev.NodeToolCall(name, args), self.node_id)
+
+    @property
+    def services(self) -> RunServices:
+        return self.host.services
+
+    def secret(self, name: str) -> str | None:
+        return lookup_secret(self.host.env, name)
+
+    async def run_body(self, body: str, *, aliases: Mapping[str, Any], inputs: Any = None) -> dict[str, Any]:
+        """Run one of this node's bodies to completion; returns its outputs. Body failures raise NodeError."""
+        scope = AliasScope({k.lower(): v for k, v in aliases.items()}, self.scope)
+        return await self.host.run_body(self.pn, body, scope)
+
+    async def run_flow(self, ref: str, inputs: Mapping[str, Any], *, resume: Any = None) -> dict[str, Any]:
+        resolve = self.host.services.resolve_flow
+        if resolve is None:
+            raise NodeError(
+                "sub-flows are not available in this run", hint="pass `flows=` or load from a file"
+            )
+        call = SubflowCall(self.run_id, self.node_id, self.host.services, self.host.journal.emit, resume)
+        return await resolve(ref, dict(inputs), call)
+
+
+__all__ = ["AliasScope", "ContextHost", "MISSING", "NodeRunContext", "Scope", "lookup_secret"]

@@ -1,0 +1,147 @@
+"""Node invocation: one call of a node, or its attempts, into a `NodeOutcome`.
+
+Everything that can go wrong in a node ends here as an outcome, never as an exception reaching
+the scheduler: a `NodeError` (its message and fix), an interrupt (`ctx.interrupt`), a timeout, a
+schema violation of the input or output, or a bug in the node type. Retries (`retry.max_attempts`
+calls in all, `delay_s` growing by `backoff`) apply to retryable errors only.
+
+`call_inline` is the fast path for pure in-memory nodes (`Node.inline`): synchronous, in the
+driver loop, no task, no timeout, no retry (the plan sends nodes with retries, timeouts or
+schemas down the task path).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from plait.engine.context import NodeRunContext
+from plait.engine.plan import PlanNode
+from plait.nodes.base import InterruptRequest, NodeError, NodeResult
+
+
+class OutcomeKind(StrEnum):
+    OK = "ok"
+    ERROR = "error"
+    INTERRUPT = "interrupt"  # the node asked to pause (`ctx.interrupt`)
+    CANCELLED = "cancelled"  # the run was cancelled while the node ran
+
+
+_OK, _ERROR, _INTERRUPT = OutcomeKind.OK, OutcomeKind.ERROR, OutcomeKind.INTERRUPT
+
+
+@dataclass(slots=True)
+class NodeOutcome:
+    """How one node execution ended (its last attempt): what `commit` turns into state and events."""
+
+    kind: OutcomeKind
+    result: NodeResult | None = None  # OK
+    error: str | None = None  # ERROR: the message a person reads
+    interrupt: InterruptRequest | None = None  # INTERRUPT
+    attempt: int = 1
+    started: float = 0.0  # perf_counter at the start of the attempt
+    duration_ms: float = 0.0
+    var_changes: dict[str, Any] | None = None  # flow variables the node set
+
+
+def format_error(exc: NodeError) -> str:
+    return f"{exc.message} (fix: {exc.hint})" if exc.hint else exc.message
+
+
+def schema_error(validator: Any, value: Any) -> str | None:
+    """The first violation of a JSON Schema, as `path: message`; None when `value` conforms."""
+    err = next(iter(validator.iter_errors(value)), None)
+    if err is None:
+        return None
+    path = "/".join(str(p) for p in err.absolute_path)
+    return f"{path or '(root)'}: {err.message}"
+
+
+def call_inline(pn: PlanNode, ctx: NodeRunContext) -> NodeOutcome:
+    """Run a pure in-memory node synchronously."""
+    t0 = time.perf_counter()
+    try:
+        result = pn.node.execute(ctx)
+    except NodeError as exc:
+        return NodeOutcome(_ERROR, error=format_error(exc), started=t0)
+    except InterruptRequest as req:
+        return NodeOutcome(_INTERRUPT, interrupt=req, started=t0, var_changes=ctx.var_changes)
+    except Exception as exc:  # a bug in a node type must fail the run, not the engine
+        return NodeOutcome(_ERROR, error=f"{type(exc).__name__}: {exc}", started=t0)
+    if type(result) is not NodeResult:
+        result = NodeResult(result)
+    return NodeOutcome(
+        _OK, result, started=t0, duration_ms=(time.perf_counter() - t0) * 1000, var_changes=ctx.var_changes
+    )
+
+
+async def call(
+    pn: PlanNode,
+    value: Any,
+    new_context: Callable[[int], NodeRunContext],
+    on_retry: Callable[[int, str, float], None],
+) -> NodeOutcome:
+    """Run a node's attempts: input check, then per attempt its timeout and output check.
+
+    `new_context(attempt)` builds the context of an attempt (and reports attempts after the
+    first as started); `on_retry(attempt, error, delay_s)` reports a failed attempt that will be
+    retried.
+    """
+    if pn.input_validator is not None:
+        problem = schema_error(pn.input_validator, value)
+        if problem:
+            return NodeOutcome(_ERROR, error=f"input does not match input_schema: {problem}")
+    delay = pn.retry_delay_s
+    attempt = 1
+    while True:
+        ctx = new_context(attempt)
+        t0 = time.perf_counter()
+        error: str
+        retryable = True
+        try:
+            async with asyncio.timeout(pn.timeout_s):
+                result = await pn.node.run(ctx)
+            if type(result) is not NodeResult:
+                result = NodeResult(result)
+            if pn.output_validator is not None:
+                problem = schema_error(pn.output_validator, result.output)
+                if problem:
+                    raise NodeError(f"output does not match output_schema: {problem}")
+            return NodeOutcome(
+                _OK,
+                result,
+                attempt=attempt,
+                started=t0,
+                duration_ms=(time.perf_counter() - t0) * 1000,
+                var_changes=ctx.var_changes,
+            )
+        except InterruptRequest as req:
+            return NodeOutcome(
+                _INTERRUPT, interrupt=req, attempt=attempt, started=t0, var_changes=ctx.var_changes
+            )
+        except NodeError as exc:
+            error, retryable = format_error(exc), exc.retryable
+        except TimeoutError:
+            error = f"timed out after {pn.timeout_s:g}s"
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+        if not retryable or attempt >= pn.max_attempts:
+            return NodeOutcome(
+                _ERROR,
+                error=error,
+                attempt=attempt,
+                started=t0,
+                duration_ms=(time.perf_counter() - t0) * 1000,
+            )
+        on_retry(attempt, error, delay)
+        if delay:
+            await asyncio.sleep(delay)
+            delay *= pn.retry_backoff
+        attempt += 1
+
+
+__all__ = ["NodeOutcome", "OutcomeKind", "call", "call_inline", "format_error", "schema_error"]

@@ -1,0 +1,113 @@
+"""A run's journal: it numbers events, hands each to every sink, and passes the checkpointer the
+run record, node deltas and decisions together with the events emitted since the last save.
+
+Events are built once (`Event` around a typed payload) and the same object goes to the run's own
+log (`RunResult.events`), to every sink and, batched, to the checkpointer. Without a checkpointer
+nothing is batched. A loop/map body reports through its enclosing run's journal (`BodyJournal`),
+its node ids prefixed with the node that owns the body, and checkpoints nothing of its own.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from plait.engine.checkpoint import Checkpointer, NodeDelta, RunRecord
+from plait.engine.events import Event, EventData, EventSink
+from plait.engine.status import RunStatus
+
+
+class EventLog(Protocol):
+    """Where the scheduler reports: events, and node deltas when the run is checkpointed."""
+
+    checkpointing: bool
+
+    def emit(self, data: EventData, node_id: str | None = None) -> None: ...
+
+    async def save(self, delta: NodeDelta) -> None: ...
+
+
+class RunJournal:
+    """The event log and checkpoint hand-off of a top-level run (see the module docstring)."""
+
+    __slots__ = (
+        "run_id",
+        "events",
+        "record_events",
+        "sinks",
+        "checkpointer",
+        "checkpointing",
+        "seq",
+        "_unsaved",
+    )
+
+    def __init__(
+        self,
+        run_id: str,
+        *,
+        checkpointer: Checkpointer | None = None,
+        sinks: Sequence[EventSink] = (),
+        record_events: bool = True,
+    ) -> None:
+        self.run_id = run_id
+        self.events: list[Event] = []
+        self.record_events = record_events
+        self.sinks = tuple(sinks)
+        self.checkpointer = checkpointer
+        self.checkpointing = checkpointer is not None
+        self.seq = 0
+        self._unsaved: list[Event] = []
+
+    def emit(self, data: EventData, node_id: str | None = None) -> None:
+        """Number the payload, wrap it in its envelope once and hand it to every sink."""
+        self.seq += 1
+        event = Event(self.seq, data.type, self.run_id, time.time(), node_id, data)
+        if self.record_events:
+            self.events.append(event)
+        if self.checkpointing:
+            self._unsaved.append(event)
+        for sink in self.sinks:
+            sink(event)
+
+    def take_unsaved(self) -> list[Event]:
+        """The events emitted since the last hand-off to the checkpointer (and forget them)."""
+        batch, self._unsaved = self._unsaved, []
+        return batch
+
+    async def begin(self, record: RunRecord) -> None:
+        if self.checkpointer is not None:
+            await self.checkpointer.begin(record, self.take_unsaved())
+
+    async def save(self, delta: NodeDelta) -> None:
+        """Hand a delta and the events since the last save to the checkpointer (if any)."""
+        if self.checkpointer is not None:
+            await self.checkpointer.save(self.run_id, delta, self.take_unsaved())
+
+    async def save_decision(self, record: dict[str, Any]) -> None:
+        if self.checkpointer is not None:
+            await self.checkpointer.save_decision(self.run_id, record, self.take_unsaved())
+
+    async def finish(self, status: RunStatus, outputs: dict[str, Any], error: str | None) -> None:
+        if self.checkpointer is not None:
+            await self.checkpointer.finish(self.run_id, status, outputs, error, self.take_unsaved())
+
+
+class BodyJournal:
+    """A loop/map body's log: its events go to the enclosing run's, node ids prefixed."""
+
+    __slots__ = ("parent", "prefix", "checkpointing")
+
+    def __init__(self, parent: EventLog, prefix: str) -> None:
+        self.parent = parent
+        self.prefix = prefix
+        self.checkpointing = False
+
+    def emit(self, data: EventData, node_id: str | None = None) -> None:
+        self.parent.emit(data, self.prefix + node_id if node_id else None)
+
+    async def save(self, delta: NodeDelta) -> None:
+        """Bodies are not checkpointed: their node's delta (with the body's outputs) is."""
+
+
+__all__ = ["BodyJournal", "EventLog", "RunJournal"]
