@@ -1,0 +1,23 @@
+"""The API's routers, one module per resource group, in the order the app includes them (the
+order of the OpenAPI document)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from plait.api.routes import components, editor, flows, runs, tasks, tools, variables, webhooks, ws
+
+ROUTERS: tuple[APIRouter, ...] = (
+    flows.router,
+    runs.router,
+    tasks.router,
+    webhooks.router,
+    components.router,
+    editor.node_types,
+    editor.flows,
+    variables.router,
+    tools.router,
+    ws.router,
+)
+
+__all__ = ["ROUTERS"]

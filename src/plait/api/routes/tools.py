@@ -1,0 +1,22 @@
+"""`/api/v1/tools`: the tools agents and `tool` nodes can name (built-ins and MCP servers' tools)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends
+
+import plait.api.schemas as s
+from plait.api.deps import ERRORS, Svc, require_key
+
+router = APIRouter(
+    prefix="/api/v1/tools", tags=["tools"], dependencies=[Depends(require_key)], responses=ERRORS
+)
+
+
+@router.get("", response_model=s.ToolsOut)
+async def list_tools(svc: Svc, mcp: bool = True) -> Any:
+    """The tools agents and `tool` nodes can name (`ref`): the built-ins, then each server-side MCP
+    server with its tools, listed by connecting to it now (`?mcp=false` skips that; a server that
+    cannot be reached shows its `error`)."""
+    return await svc.catalog.tools(mcp=mcp)
