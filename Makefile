@@ -68,8 +68,10 @@ run: install web-build
 	$(BIN)/plait serve --host 127.0.0.1 --port $(or $(PORT),8000)
 
 lint: install
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench scripts
+	$(BIN)/ruff format --check src tests bench scripts
+	$(BIN)/lint-imports --no-cache
+	$(BIN)/python scripts/check_import_cycles.py
 	$(MAKE) --no-print-directory events-check
 
 test: lint llm-test-install web-test web-size
