@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from plait.engine import events as ev
+import plait.engine.events as ev
 from plait.engine.checkpoint import NodeDelta
 from plait.engine.invoke import NodeOutcome, OutcomeKind
 from plait.engine.journal import EventLog

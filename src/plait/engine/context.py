@@ -13,7 +13,7 @@ import os
 from collections.abc import Awaitable, Mapping
 from typing import Any, Protocol
 
-from plait.engine import events as ev
+import plait.engine.events as ev
 from plait.engine.journal import EventLog
 from plait.engine.plan import PlanNode
 from plait.engine.services import RunServices, SubflowCall

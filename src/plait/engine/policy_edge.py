@@ -30,7 +30,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from plait.engine import events as ev
+import plait.engine.events as ev
 from plait.engine.checkpoint import Checkpoint, NodeDelta
 from plait.engine.context import Scope
 from plait.engine.invoke import NodeOutcome, OutcomeKind

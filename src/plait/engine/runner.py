@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from plait.engine import events as ev
+import plait.engine.events as ev
 from plait.engine.checkpoint import Checkpoint, Checkpointer, NodeDelta, RunRecord
 from plait.engine.commit import commit
 from plait.engine.context import MISSING, NodeRunContext, Scope, lookup_secret

@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from plait.engine import events as ev
+import plait.engine.events as ev
 from plait.engine.checkpoint import NodeDelta
 from plait.engine.events import EventData
 from plait.engine.plan import Plan
