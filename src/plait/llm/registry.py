@@ -41,6 +41,8 @@ def _loop_cache() -> dict[tuple[str, str, str], Provider]:
 
 
 def _build(preset: Preset, name: str, key: str, base_url: str | None) -> Provider:
+    # Imported here, not at the top, for start-up time only (no cycle): each SDK takes a noticeable
+    # time to import, and a run loads just the one its nodes use.
     if preset.kind == "anthropic":
         from plait.llm.anthropic_provider import AnthropicProvider
 
