@@ -10,11 +10,13 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 from cryptography.fernet import Fernet
 from sqlalchemy.engine import make_url
 
+from plait.engine.checkpoint import Checkpointer, InMemoryCheckpointer
 from plait.store import SecretBox, SqlCheckpointer, Store, create_engine_from_url, database_url
 
 PG_URL = os.environ.get("PLAIT_TEST_POSTGRES_URL")
@@ -104,3 +106,64 @@ async def checkpointer(
         yield cp
     finally:
         await cp.close()
+
+
+# ------------------------------------------------------------------ every checkpointer, alike
+class SaverUnderTest:
+    """A checkpointer for the conformance suite, and `reopen()`: another instance on the same
+    storage (as another process would open it; the in-memory one has only itself)."""
+
+    def __init__(self, kind: str, cp: Checkpointer, store: Store | None = None) -> None:
+        self.kind = kind
+        self.cp = cp
+        self.store = store
+        self._opened: list[SqlCheckpointer] = []
+
+    def reopen(self) -> Checkpointer:
+        if self.store is None:
+            return self.cp
+        other = SqlCheckpointer(
+            self.store.sessionmaker, sqlite_writer_thread=self.kind == "sqlite-writer-thread"
+        )
+        self._opened.append(other)
+        return other
+
+    async def close(self) -> None:
+        for cp in [*self._opened, self.cp]:
+            if isinstance(cp, SqlCheckpointer):
+                await cp.close()
+        if self.store is not None:
+            await self.store.close()
+
+
+SAVERS = [
+    "memory",
+    "sqlite-writer-thread",
+    "sqlite-async-engine",
+    pytest.param("postgresql", marks=needs_pg),
+]
+
+
+@pytest.fixture(params=SAVERS)
+async def saver(
+    request: pytest.FixtureRequest, tmp_path: Path, box: SecretBox
+) -> AsyncIterator[SaverUnderTest]:
+    """Each checkpointer plait has: in memory, SQL on SQLite (both write paths), SQL on PostgreSQL."""
+    kind: str = request.param
+    if kind == "memory":
+        yield SaverUnderTest(kind, InMemoryCheckpointer())
+        return
+    pg_name = None
+    if kind == "postgresql":
+        pg_name, url = await _pg_database()
+    else:
+        url = f"sqlite+aiosqlite:///{tmp_path}/db/plait.db"
+    store = await Store.open(url, box=box)
+    cp = SqlCheckpointer(store.sessionmaker, sqlite_writer_thread=kind == "sqlite-writer-thread")
+    harness = SaverUnderTest(kind, cp, store)
+    try:
+        yield harness
+    finally:
+        await harness.close()
+        if pg_name is not None:
+            await _drop_pg_database(pg_name)
