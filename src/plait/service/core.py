@@ -29,8 +29,8 @@ class Services:
         self.settings = settings
         self.bus = EventBus()
         self.flows = FlowService(store)
-        self.runs = RunService(store, self.flows, settings, self.bus)
         self.components = ComponentService(store)
+        self.runs = RunService(store, self.flows, settings, self.bus, components=self.components)
         self.catalog = CatalogService(store)
         self._key_cache: dict[str, tuple[float, str | None]] = {}  # key -> (expiry, owner)
         self.admin_key: str | None = None

@@ -13,7 +13,7 @@ import yaml
 from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 
-from plait.engine.api import Flow, load_flow
+from plait.engine.flow import Flow, PlanCache, load_flow
 from plait.service.errors import Conflict, Invalid, NotFound
 from plait.spec.loader import read_document_data
 from plait.spec.problems import FlowValidationError
@@ -96,7 +96,9 @@ class FlowService:
     def __init__(self, store: Store, *, cache_ttl_s: float = 1.0) -> None:
         self.store = store
         self.cache_ttl_s = cache_ttl_s
-        self._compiled: dict[tuple[Any, ...], Flow] = {}
+        # Compiled flows: published versions by version row, drafts by content (the engine
+        # keeps no cache; the owner of the flows does).
+        self.plans = PlanCache(256)
         self._latest: dict[str, tuple[float, Flow, int]] = {}
 
     # ------------------------------------------------------------------ drafts
@@ -307,25 +309,19 @@ class FlowService:
         """Published versions are immutable: each is compiled once (a compiled `Flow` is shared
         by its runs; the engine keeps per-run state in the runner). Keyed by the version row's
         id and creation time, so a number published again after a delete is compiled anew."""
-        key = (v.flow_id, v.version, v.id, v.created_at)
-        flow = self._compiled.get(key)
-        if flow is None:
-            flow = self.compile(v.flow_id, v.document)
-            if len(self._compiled) >= 128:
-                self._compiled.pop(next(iter(self._compiled)))
-            self._compiled[key] = flow
-        return flow
+        return self.compile(v.flow_id, v.document, key=(v.flow_id, v.version, v.id, v.created_at))
 
-    @staticmethod
-    def compile(flow_id: str, document: dict[str, Any]) -> Flow:
+    def compile(self, flow_id: str, document: dict[str, Any], *, key: Any = None) -> Flow:
+        """The compiled flow of `document` as flow `flow_id`, from the plan cache (by `key`, else
+        by content); raises Invalid with the flow's problems."""
         try:
-            return load_flow({**document, "id": flow_id})
+            return self.plans.load({**document, "id": flow_id}, key=key)
         except FlowValidationError as exc:
             raise Invalid(
                 "the flow has problems",
                 details={"problems": [p.to_dict() for p in exc.problems]},
                 code="invalid_flow",
-            ) from None
+            ) from exc
 
     # ------------------------------------------------------------------ import / export
     async def import_document(

@@ -24,6 +24,7 @@ from typing import Any
 
 from plait import RunResult
 from plait.engine.events import Event
+from plait.nodes.builtin.component import ComponentSource
 from plait.service.bus import EventBus
 from plait.service.flows import FlowService
 from plait.service.runs.cancels import RunCancels
@@ -45,7 +46,13 @@ def process_owner() -> str:
 
 class RunService:
     def __init__(
-        self, store: Store, flows: FlowService, settings: Settings, bus: EventBus | None = None
+        self,
+        store: Store,
+        flows: FlowService,
+        settings: Settings,
+        bus: EventBus | None = None,
+        *,
+        components: ComponentSource | None = None,
     ) -> None:
         self.store = store
         self.flows = flows
@@ -54,7 +61,13 @@ class RunService:
         self.owner = process_owner()
         self.cancels = RunCancels()
         self.launcher = RunLauncher(
-            store, settings, self.bus, self.cancels, owner=self.owner, flows=flows.load_subflow
+            store,
+            settings,
+            self.bus,
+            self.cancels,
+            owner=self.owner,
+            flows=flows.load_subflow,
+            components=components,
         )
         self.views = RunViews(store, self.bus, self.launcher)
         self.control = RunControl(store, flows, settings, self.launcher, self.views, self.cancels)

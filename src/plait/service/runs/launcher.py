@@ -2,11 +2,12 @@
 
 Starting a run, answering a waiting node, a retry from a node, continuing a run after a crash and
 failing a node whose task expired are all one `launch(run_id, flow, how)`: `how` says which engine
-entry point (`Start`, `Resume`, `Retry`), and the launcher builds the engine call once (flow,
-checkpointer, event sink, variables, providers, tools, sub-flow resolver, cancel source). It runs
-the call as the run's asyncio task under the run's lease, turns unexpected failures into a failed
-run, writes the human-task rows the run's `waiting` events ask for, and lets go of the run
-(lease, caches, event history) when the task ends.
+entry point (`Start`, `Resume`, `Retry`), and the launcher builds the engine call once: flow,
+checkpointer, event sink, variables, the flow library for sub-flows, and one `RunServices`
+(providers, tools, component source, cancel source). It runs the call as the run's asyncio task
+under the run's lease, turns unexpected failures into a failed run, writes the human-task rows
+the run's `waiting` events ask for, and lets go of the run (lease, caches, event history) when
+the task ends.
 
 Runs execute in-process as asyncio tasks (PLAIT_EXECUTOR=inline), persisted through the store's
 `SqlCheckpointer`.
@@ -26,14 +27,16 @@ from typing import Any
 import plait
 from plait import Flow, ResumeError, RunResult
 from plait.engine import events as ev
-from plait.engine.cancel import Unwatch
 from plait.engine.events import Event
+from plait.engine.services import ProviderSource, RunServices
 from plait.engine.status import TERMINAL_RUN_STATUSES, RunStatus
+from plait.nodes.builtin.component import ComponentSource
 from plait.service.bus import EventBus
 from plait.service.errors import Conflict, ServiceError
 from plait.service.runs.cancels import RunCancels
 from plait.service.settings import Settings
 from plait.store import Store
+from plait.tools.base import ToolRegistry
 
 log = logging.getLogger("plait.service")
 
@@ -79,8 +82,9 @@ class RunLauncher:
         *,
         owner: str,
         flows: SubflowSource,
-        providers: Any = None,
-        tools: Any = None,
+        components: ComponentSource | None = None,
+        providers: ProviderSource | None = None,
+        tools: ToolRegistry | None = None,
     ) -> None:
         self.store = store
         self.settings = settings
@@ -88,8 +92,11 @@ class RunLauncher:
         self.cancels = cancels
         self.owner = owner  # this process' name in leases
         self.flows = flows  # sub-flows by id (the flow library)
-        self.providers = providers  # None: the engine's defaults
-        self.tools = tools
+        # What every run of the service gets from outside the flow (None: the engine's defaults);
+        # cancel requests reach the runs through `cancels`.
+        self.services = RunServices(
+            providers=providers, tools=tools, component_source=components, cancels=cancels
+        )
         self._tasks: dict[str, asyncio.Task[RunResult | None]] = {}
         self._row_tasks: dict[str, list[asyncio.Task[Any]]] = defaultdict(list)
         self._locks: dict[str, asyncio.Lock] = {}
@@ -154,10 +161,8 @@ class RunLauncher:
             self._execute(run_id, flow, how, leased), name=f"plait-run-{run_id}"
         )
         self._tasks[run_id] = task
-        unwatch = self._watch_cancel(run_id)
 
         def _done(t: asyncio.Task[Any]) -> None:
-            unwatch()
             self.cancels.forget(run_id)
             if self._tasks.get(run_id) is t:
                 self._tasks.pop(run_id, None)
@@ -172,31 +177,13 @@ class RunLauncher:
             "on_event": self._sink,
             "env": env,
             "flows": self.flows,
-            "providers": self.providers,
-            "tools": self.tools,
+            "services": self.services,
         }
         if isinstance(how, Start):
             return plait.run(flow, how.inputs, run_id=run_id, **common)
         if isinstance(how, Resume):
             return plait.resume(flow, run_id, how.data, node_id=how.node_id, **common)
         return plait.retry(flow, how.source_run_id, how.from_node, new_run_id=run_id, **common)
-
-    def _watch_cancel(self, run_id: str) -> Unwatch:
-        """Until the engine takes the cancel source itself: a cancel request reaches the run
-        through `plait.cancel`, retried while the run is being set up (the engine knows the run
-        from the moment it starts executing its nodes)."""
-
-        async def deliver() -> None:
-            task = self._tasks.get(run_id)
-            while task is not None and not task.done():
-                if plait.cancel(run_id):
-                    return
-                await asyncio.sleep(0.01)
-
-        def on_cancel() -> None:
-            self.spawn(deliver())
-
-        return self.cancels.watch(run_id, on_cancel)
 
     async def _execute(self, run_id: str, flow: Flow, how: Launch, leased: bool) -> RunResult | None:
         runs = self.store.runs
