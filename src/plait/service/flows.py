@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import copy
 import json
 import re
@@ -143,7 +144,7 @@ class FlowService:
         row = await self.get_row(flow_id)
         return {**flow_summary(row), "draft": row.draft, "problems": problems_of(row.draft)}
 
-    async def list(self, *, limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
+    async def list(self, *, limit: int = 100, offset: int = 0) -> builtins.list[dict[str, Any]]:
         return [flow_summary(r) for r in await self.store.flows.list_flows(limit=limit, offset=offset)]
 
     async def count(self) -> int:
@@ -214,7 +215,7 @@ class FlowService:
             raise NotFound(f"no flow {flow_id!r}")
         return version_view(version)
 
-    async def list_versions(self, flow_id: str) -> list[dict[str, Any]]:
+    async def list_versions(self, flow_id: str) -> builtins.list[dict[str, Any]]:
         await self.get_row(flow_id)
         return [version_view(v, document=False) for v in await self.store.flows.list_versions(flow_id)]
 

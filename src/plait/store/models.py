@@ -27,6 +27,7 @@ from sqlalchemy import (
     Integer,
     MetaData,
     String,
+    Table,
     Text,
     UniqueConstraint,
     false,
@@ -64,7 +65,7 @@ class Base(DeclarativeBase):
     }
 
     def __repr__(self) -> str:
-        pk = ", ".join(f"{c.key}={getattr(self, c.key)!r}" for c in self.__mapper__.primary_key)
+        pk = ", ".join(f"{c.key}={getattr(self, str(c.key))!r}" for c in self.__mapper__.primary_key)
         return f"{type(self).__name__}({pk})"
 
 
@@ -292,3 +293,11 @@ class Trigger(Base):
 
 
 TABLES = sorted(Base.metadata.tables)
+
+
+def table_of(model: type[Base]) -> Table:
+    """The Core table of a model, for statements built without the ORM (`Model.__table__` is
+    typed as a FromClause)."""
+    table = model.__table__
+    assert isinstance(table, Table)
+    return table

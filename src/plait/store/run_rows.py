@@ -23,10 +23,10 @@ from sqlalchemy.sql.elements import ColumnElement
 from plait.engine.checkpoint import RunRecord
 from plait.engine.events import Event
 from plait.engine.status import TERMINAL_RUN_STATUSES, RunStatus
-from plait.store.models import Run
+from plait.store.models import Run, table_of
 from plait.store.rows import finished_usage
 
-runs_table = Run.__table__
+runs_table = table_of(Run)
 
 
 def create_values(

@@ -26,13 +26,13 @@ from plait.store import run_rows
 from plait.store.checkpointer import sqlite as sqlite_tx
 from plait.store.checkpointer import transactions as sql_tx
 from plait.store.db import sqlite_path
-from plait.store.models import Decision, NodeRunRow, RunEvent
+from plait.store.models import Decision, NodeRunRow, RunEvent, table_of
 from plait.store.rows import decision_row, delta_row, live_vars, row_to_delta, row_to_event, row_to_record
 from plait.store.sqlite_writer import SqliteWriter
 
-_node_runs = NodeRunRow.__table__
-_events = RunEvent.__table__
-_decisions = Decision.__table__
+_node_runs = table_of(NodeRunRow)
+_events = table_of(RunEvent)
+_decisions = table_of(Decision)
 
 
 class SqlCheckpointer:

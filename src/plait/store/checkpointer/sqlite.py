@@ -14,13 +14,13 @@ from sqlalchemy import bindparam, insert
 from plait.engine.events import Event
 from plait.store import run_rows_sqlite
 from plait.store.db import json_dumps
-from plait.store.models import Decision, NodeRunRow, RunEvent
+from plait.store.models import Decision, NodeRunRow, RunEvent, table_of
 from plait.store.rows import sqlite_delta_row, sqlite_event_rows
 from plait.store.run_rows_sqlite import compile_sql
 
-_node_runs = NodeRunRow.__table__
-_events = RunEvent.__table__
-_decisions = Decision.__table__
+_node_runs = table_of(NodeRunRow)
+_events = table_of(RunEvent)
+_decisions = table_of(Decision)
 _SQL_INSERT_NODE_RUN = compile_sql(
     insert(_node_runs).values({c.name: bindparam(c.name) for c in _node_runs.c if c.name != "id"})
 )

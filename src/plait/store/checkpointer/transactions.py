@@ -18,12 +18,12 @@ from sqlalchemy.engine import Connection
 
 from plait.engine.events import Event
 from plait.store import run_rows
-from plait.store.models import Decision, NodeRunRow, RunEvent
+from plait.store.models import Decision, NodeRunRow, RunEvent, table_of
 from plait.store.rows import event_rows, live_vars
 
-_insert_node_run = insert(NodeRunRow.__table__)
-_insert_events = insert(RunEvent.__table__)
-_insert_decision = insert(Decision.__table__)
+_insert_node_run = insert(table_of(NodeRunRow))
+_insert_events = insert(table_of(RunEvent))
+_insert_decision = insert(table_of(Decision))
 
 
 def _add_events(conn: Connection, run_id: str, events: Sequence[Event]) -> None:

@@ -9,7 +9,7 @@ from sqlalchemy import func, insert, select
 
 from plait.engine.events import Event
 from plait.store import run_rows
-from plait.store.models import RunEvent
+from plait.store.models import RunEvent, table_of
 from plait.store.repos.base import Repo
 from plait.store.rows import event_rows, row_to_event
 
@@ -32,7 +32,7 @@ class EventRepo(Repo):
         if not events:
             return
         async with self.sessionmaker.begin() as session:
-            await session.execute(insert(RunEvent.__table__), event_rows(run_id, events))
+            await session.execute(insert(table_of(RunEvent)), event_rows(run_id, events))
             await session.execute(
                 run_rows.raise_last_seq(run_id, events[-1].seq),
                 execution_options={"synchronize_session": False},
