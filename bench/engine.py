@@ -5,12 +5,16 @@ Workloads (no-op nodes, so the figures are pure orchestration cost):
   fanout_1000      1 -> 1,000 parallel nodes -> join
   checkpointed_100 a chain of 100 nodes with a checkpointer (plait in-memory vs LangGraph
                    InMemorySaver with durability="sync")
+  small_chain_10   the fixed cost of a small run: shipped inline nodes `start` -> 10 x `merge` ->
+                   `output` (12 nodes) with an input schema, through `plait.run`, vs LangGraph
+                   invoking a chain of as many no-op nodes; µs per node on both sides
 
 For LangGraph the faster of `invoke` and `ainvoke` is used, so the ratio is conservative.
 Each figure is the median of --repeat runs after one warm-up run.
 
     python bench/engine.py            # table
     python bench/engine.py --json     # one JSON object: {workload: {plait_us_per_node, langgraph_us_per_node, ratio}}
+    python bench/engine.py --only small_chain_10
 """
 
 from __future__ import annotations
@@ -60,6 +64,18 @@ def plait_chain(n: int, node_type: str = "bench_noop") -> plait.Flow:
     nodes = [{"id": f"n{i}", "type": node_type} for i in range(n)]
     edges = [{"source": f"n{i}", "target": f"n{i + 1}"} for i in range(n - 1)]
     return plait.load_flow({"schema": "plait/flow@1", "id": "chain", "nodes": nodes, "edges": edges})
+
+
+def plait_small_chain(merges: int = 10) -> plait.Flow:
+    """`start` -> `merges` x `merge` -> `output`: shipped inline nodes, an input schema."""
+    ids = ["start", *(f"m{i}" for i in range(merges)), "out"]
+    nodes = [{"id": "start", "type": "start"}]
+    nodes += [{"id": i, "type": "merge"} for i in ids[1:-1]]
+    nodes += [{"id": "out", "type": "output"}]
+    edges = [{"source": a, "target": b} for a, b in zip(ids, ids[1:], strict=False)]
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+    doc = {"schema": "plait/flow@1", "id": "small", "inputs": schema, "nodes": nodes, "edges": edges}
+    return plait.load_flow(doc)
 
 
 def plait_fanout(n: int, node_type: str = "bench_noop") -> plait.Flow:
@@ -173,7 +189,43 @@ async def _langgraph_us(graph: Any, nodes: int, repeat: int, checkpointed: bool 
     return min(sync_us, async_us)
 
 
-async def measure(repeat: int, size: int = 1000, checkpointed_size: int = 100) -> dict[str, dict[str, float]]:
+async def _small_chain(repeat: int, merges: int = 10) -> dict[str, float]:
+    """Per-run cost is tens of µs, so each sample times a batch of runs (same for LangGraph)."""
+    flow = plait_small_chain(merges)
+    nodes = merges + 2
+    graph = lg_chain(nodes)
+    config = {"recursion_limit": nodes + 10}
+    batch, lg_batch = 200, 20
+
+    async def plait_batch() -> None:
+        for _ in range(batch):
+            result = await plait.run(flow, {"q": "hi"})
+            assert result.status == "completed" and result.outputs == {"out": {"q": "hi"}}, result.error
+
+    def lg_sync_batch() -> None:
+        for _ in range(lg_batch):
+            graph.invoke({"x": 0}, config)
+
+    async def lg_async_batch() -> None:
+        for _ in range(lg_batch):
+            await graph.ainvoke({"x": 0}, config)
+
+    p = _median_us(await _time_async(plait_batch, repeat), nodes * batch)
+    lg_sync = _median_us(await asyncio.to_thread(_time_sync, lg_sync_batch, repeat), nodes * lg_batch)
+    lg_async = _median_us(await _time_async(lg_async_batch, repeat), nodes * lg_batch)
+    lg = min(lg_sync, lg_async)
+    return {
+        "plait_us_per_node": round(p, 2),
+        "langgraph_us_per_node": round(lg, 2),
+        "ratio": round(lg / p, 1),
+        "plait_us_per_run": round(p * nodes, 1),
+        "langgraph_us_per_run": round(lg * nodes, 1),
+    }
+
+
+async def measure(
+    repeat: int, size: int = 1000, checkpointed_size: int = 100, only: set[str] | None = None
+) -> dict[str, dict[str, float]]:
     from langgraph.checkpoint.memory import InMemorySaver
 
     results: dict[str, dict[str, float]] = {}
@@ -189,6 +241,8 @@ async def measure(repeat: int, size: int = 1000, checkpointed_size: int = 100) -
         ),
     ]
     for name, flow, build_lg, nodes, checkpointed in workloads:
+        if only and name not in only:
+            continue
         p = await _plait_us(flow, nodes, repeat, checkpointed)
         lg = await _langgraph_us(build_lg(), nodes, repeat, checkpointed)
         results[name] = {
@@ -196,9 +250,12 @@ async def measure(repeat: int, size: int = 1000, checkpointed_size: int = 100) -
             "langgraph_us_per_node": round(lg, 2),
             "ratio": round(lg / p, 1),
         }
-    # Not part of the comparison: the same chain with async (task-per-node) no-op nodes.
-    async_chain = await _plait_us(plait_chain(size, "bench_noop_async"), size, repeat)
-    results[f"chain_{size}"]["plait_async_nodes_us_per_node"] = round(async_chain, 2)
+    if not only or "small_chain_10" in only:
+        results["small_chain_10"] = await _small_chain(repeat)
+    if f"chain_{size}" in results:
+        # Not part of the comparison: the same chain with async (task-per-node) no-op nodes.
+        async_chain = await _plait_us(plait_chain(size, "bench_noop_async"), size, repeat)
+        results[f"chain_{size}"]["plait_async_nodes_us_per_node"] = round(async_chain, 2)
     return results
 
 
@@ -210,8 +267,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--size", type=int, default=1000, help="nodes in the chain and the fan-out")
     parser.add_argument("--checkpointed-size", type=int, default=100)
+    parser.add_argument("--only", nargs="+", metavar="WORKLOAD", help="measure only these workloads")
     args = parser.parse_args()
-    results = asyncio.run(measure(args.repeat, args.size, args.checkpointed_size))
+    only = set(args.only) if args.only else None
+    results = asyncio.run(measure(args.repeat, args.size, args.checkpointed_size, only))
     if args.json:
         print(json.dumps(results))
         return

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import os
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,7 @@ from plait.engine.policy_edge import EdgeLLMPolicy
 from plait.engine.results import RunResult
 from plait.engine.runner import Runner
 from plait.engine.services import ProviderSource, RunServices, SubflowCall
-from plait.engine.status import RunStatus
+from plait.engine.status import NodeStatus, RunStatus
 from plait.nodes.base import InterruptRequest, NodeError
 from plait.spec.loader import read_document_data
 from plait.spec.problems import FlowValidationError
@@ -122,6 +122,15 @@ async def _drive(runner: Runner, work: Awaitable[RunResult], cancels: CancelSour
         unwatch()
 
 
+_UUID4_CLEAR = ~(0xF000 << 64 | 0xC000 << 48) & ((1 << 128) - 1)
+_UUID4_SET = 0x4000 << 64 | 0x8000 << 48
+
+
+def random_run_id() -> str:
+    """A random run id: `uuid.uuid4().hex`, built without the UUID object (a third of the time)."""
+    return "%032x" % (int.from_bytes(os.urandom(16), "big") & _UUID4_CLEAR | _UUID4_SET)
+
+
 def _cancels_of(services: RunServices) -> CancelSource:
     return services.cancels if services.cancels is not None else default_cancels
 
@@ -168,7 +177,7 @@ async def run(
     svc = _services(services, providers, tools)
     runner = _runner(
         flow,
-        run_id or uuid.uuid4().hex,
+        run_id or random_run_id(),
         data,
         variables=None,
         services=svc,
@@ -258,7 +267,7 @@ async def retry(
     redo_ids = {flow.plan.nodes[i].key for i in {start} | flow.plan.descendants(start)}
     runner = _runner(
         flow,
-        new_run_id or uuid.uuid4().hex,
+        new_run_id or random_run_id(),
         dict(cp.run.inputs),
         variables=copy.deepcopy(cp.run.variables),
         services=svc,
@@ -268,7 +277,7 @@ async def retry(
         flows=flows,
         timeout_s=timeout_s,
     )
-    reuse = [_reused(d) for d in cp.deltas if d.status == "ok" and d.node_id.lower() not in redo_ids]
+    reuse = [_reused(d) for d in cp.deltas if d.status == NodeStatus.OK and d.node_id.lower() not in redo_ids]
     started = ev.RunStarted(flow.id, runner.inputs, retry_of=run_id, from_node=from_node)
     return await _drive(runner, runner.execute(started, reuse), _cancels_of(svc))
 

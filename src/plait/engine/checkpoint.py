@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from plait.engine.events import Event
+from plait.engine.status import RunStatus
 
 
 @dataclass(slots=True)
@@ -54,7 +55,7 @@ class RunRecord:
     variables: dict[str, Any]
     created_at: float
     parent_run_id: str | None = None
-    status: str = "running"
+    status: str = RunStatus.RUNNING
     outputs: dict[str, Any] | None = None
     error: str | None = None
 
@@ -176,7 +177,7 @@ class InMemoryCheckpointer:
         cp = self.runs[run_id]
         other = InMemoryCheckpointer()
         run = RunRecord(**{k: getattr(cp.run, k) for k in RunRecord.__slots__})
-        run.status, run.outputs, run.error = "running", None, None
+        run.status, run.outputs, run.error = RunStatus.RUNNING, None, None
         after = self._decided_after.get(run_id, [])
         decisions = [d for d, n in zip(cp.decisions, after, strict=True) if n <= n_deltas]
         other.runs[run_id] = Checkpoint(run, list(cp.deltas[:n_deltas]), [], decisions)

@@ -3,15 +3,19 @@
 The order is the engine's durability rule: the node's state and events first, then its outputs
 are propagated along the fired edges (dead paths pruned), then the delta and the events since the
 last save go to the checkpointer, and only after that do the nodes that became ready join the
-ready queue. So no dependant starts before the node it depends on is checkpointed.
+ready queue (`save_then_queue`). So no dependant starts before the node it depends on is
+checkpointed.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
+from typing import Any
 
 import plait.engine.events as ev
 from plait.engine.checkpoint import NodeDelta
+from plait.engine.frozen import slot_setters
 from plait.engine.invoke import NodeOutcome, OutcomeKind
 from plait.engine.journal import EventLog
 from plait.engine.state import RunState
@@ -21,9 +25,50 @@ _OK, _ERROR, _WAITING = NodeStatus.OK, NodeStatus.ERROR, NodeStatus.WAITING
 _CANCELLED = NodeStatus.CANCELLED
 _KIND_OK, _KIND_INTERRUPT, _KIND_CANCELLED = OutcomeKind.OK, OutcomeKind.INTERRUPT, OutcomeKind.CANCELLED
 
+_new_finished = ev.NodeFinished.__new__
+_FINISHED_SETTERS = slot_setters(
+    ev.NodeFinished, ("ok", "output", "error", "duration_ms", "attempt", "branch", "usage")
+)
 
-async def commit(state: RunState, log: EventLog, idx: int, outcome: NodeOutcome) -> None:
-    """Record how node `idx` ended (see the module docstring for the order)."""
+
+def node_finished(
+    output: Any, duration_ms: float, attempt: int, branch: list[str] | None, usage: dict[str, int] | None
+) -> ev.NodeFinished:
+    """`NodeFinished(True, output, ...)` for a node that succeeded, built without the frozen
+    dataclass __init__ (see plait.engine.frozen): one per node, on the hot path."""
+    data = _new_finished(ev.NodeFinished)
+    s_ok, s_output, s_error, s_duration, s_attempt, s_branch, s_usage = _FINISHED_SETTERS
+    s_ok(data, True)
+    s_output(data, output)
+    s_error(data, None)
+    s_duration(data, duration_ms)
+    s_attempt(data, attempt)
+    s_branch(data, branch)
+    s_usage(data, usage)
+    return data
+
+
+@dataclass(slots=True)
+class ToSave:
+    """What a checkpointed commit leaves to do: save `delta`, then queue `ready` (`save_then_queue`)."""
+
+    delta: NodeDelta
+    ready: list[int]
+
+
+async def save_then_queue(state: RunState, log: EventLog, step: ToSave) -> None:
+    """Checkpoint a committed node, then let the nodes it made ready join the queue."""
+    await log.save(step.delta)
+    state.ready.extend(step.ready)
+
+
+def commit(state: RunState, log: EventLog, idx: int, outcome: NodeOutcome) -> ToSave | None:
+    """Record how node `idx` ended (see the module docstring for the order).
+
+    Without a checkpointer the newly ready nodes are queued at once and None is returned; with
+    one, the caller gets the delta to save and must `save_then_queue` it before starting anything.
+    (Synchronous, so an uncheckpointed run pays no coroutine per node.)
+    """
     pn = state.plan.nodes[idx]
     nr = state.node_run(idx)
     nr.attempts = outcome.attempt
@@ -31,30 +76,27 @@ async def commit(state: RunState, log: EventLog, idx: int, outcome: NodeOutcome)
     kind = outcome.kind
     if kind is _KIND_CANCELLED:
         nr.status = state.status[idx] = _CANCELLED
-        return
+        return None
     state.resume_data.pop(idx, None)
     checkpointing = log.checkpointing
     if kind is _KIND_OK:
-        result = outcome.result
-        assert result is not None
-        output, ports, usage = result.output, result.ports, result.usage
+        output, ports, usage = outcome.output, outcome.ports, outcome.usage
         nr.status = state.status[idx] = _OK
         nr.output, nr.ports, nr.usage = output, ports, usage
         state.outputs[pn.key] = output
         log.emit(
-            ev.NodeFinished(
-                True,
+            node_finished(
                 output,
-                duration_ms=round(outcome.duration_ms, 3),
-                attempt=outcome.attempt,
-                branch=None if ports is None else list(ports),
-                usage=usage or None,
+                round(outcome.duration_ms, 3),
+                outcome.attempt,
+                None if ports is None else list(ports),
+                usage or None,
             ),
             pn.id,
         )
         if not checkpointing:
             state.ready.extend(state.propagate(idx, ports, output, log.emit))
-            return
+            return None
         delta = NodeDelta(
             pn.id,
             _OK,
@@ -68,10 +110,8 @@ async def commit(state: RunState, log: EventLog, idx: int, outcome: NodeOutcome)
             usage,
             input=state.sources_of(idx),
         )
-        newly_ready = state.propagate(idx, ports, output, log.emit)
-        await log.save(delta)
-        state.ready.extend(newly_ready)
-    elif kind is _KIND_INTERRUPT:
+        return ToSave(delta, state.propagate(idx, ports, output, log.emit))
+    if kind is _KIND_INTERRUPT:
         req = outcome.interrupt
         assert req is not None
         now = time.time()
@@ -87,45 +127,44 @@ async def commit(state: RunState, log: EventLog, idx: int, outcome: NodeOutcome)
         state.interrupts[idx] = info
         nr.status = state.status[idx] = _WAITING
         log.emit(ev.Waiting(pn.id, info), pn.id)
-        if checkpointing:
-            await log.save(
-                NodeDelta(
-                    pn.id,
-                    _WAITING,
-                    vars=outcome.var_changes,
-                    attempt=outcome.attempt,
-                    started_at=nr.started_at,
-                    interrupt=info,
-                    input=state.sources_of(idx),
-                )
-            )
         if req.blocking:
             state.paused = True
-    else:
-        nr.status = state.status[idx] = _ERROR
-        nr.error = outcome.error
-        log.emit(
-            ev.NodeFinished(
-                False,
-                error=outcome.error,
-                duration_ms=round(outcome.duration_ms, 3),
-                attempt=outcome.attempt,
-            ),
+        if not checkpointing:
+            return None
+        waiting = NodeDelta(
             pn.id,
+            _WAITING,
+            vars=outcome.var_changes,
+            attempt=outcome.attempt,
+            started_at=nr.started_at,
+            interrupt=info,
+            input=state.sources_of(idx),
         )
-        if checkpointing:
-            await log.save(
-                NodeDelta(
-                    pn.id,
-                    _ERROR,
-                    error=outcome.error,
-                    attempt=outcome.attempt,
-                    started_at=nr.started_at,
-                    duration_ms=outcome.duration_ms,
-                    input=state.sources_of(idx),
-                )
-            )
-        state.fail(pn.id, f"node {pn.id!r} failed: {outcome.error}")
+        return ToSave(waiting, [])
+    nr.status = state.status[idx] = _ERROR
+    nr.error = outcome.error
+    log.emit(
+        ev.NodeFinished(
+            False,
+            error=outcome.error,
+            duration_ms=round(outcome.duration_ms, 3),
+            attempt=outcome.attempt,
+        ),
+        pn.id,
+    )
+    state.fail(pn.id, f"node {pn.id!r} failed: {outcome.error}")
+    if not checkpointing:
+        return None
+    failed = NodeDelta(
+        pn.id,
+        _ERROR,
+        error=outcome.error,
+        attempt=outcome.attempt,
+        started_at=nr.started_at,
+        duration_ms=outcome.duration_ms,
+        input=state.sources_of(idx),
+    )
+    return ToSave(failed, [])
 
 
-__all__ = ["commit"]
+__all__ = ["ToSave", "commit", "node_finished", "save_then_queue"]

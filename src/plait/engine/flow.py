@@ -13,7 +13,7 @@ import copy
 import hashlib
 import json
 from collections import OrderedDict
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,9 +36,11 @@ class Flow:
     plan: Plan
     base_dir: Path | None = None
     registry: NodeRegistry | None = None
-    # The run-input schema compiled once (None: no schema), and its defaults.
+    # The run-input schema compiled once (None: no schema), its defaults, and the fast check of
+    # the common simple schemas (None when the schema needs the full validator).
     input_validator: Draft202012Validator | None = field(default=None, init=False, repr=False)
     input_defaults: tuple[tuple[str, Any], ...] = field(default=(), init=False, repr=False)
+    inputs_surely_valid: Callable[[dict[str, Any]], bool] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         schema = self.doc.inputs
@@ -49,6 +51,7 @@ class Flow:
                 for name, prop in (schema.get("properties") or {}).items()
                 if isinstance(prop, dict) and "default" in prop
             )
+            self.inputs_surely_valid = simple_object_check(schema)
 
     @property
     def id(self) -> str:
@@ -123,6 +126,83 @@ class PlanCache:
         return len(self._flows)
 
 
+# Keywords that never make an instance invalid (annotations; `format` is not asserted by default).
+_ANNOTATIONS = frozenset(
+    {
+        "title",
+        "description",
+        "default",
+        "examples",
+        "$comment",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "format",
+    }
+)
+# JSON Schema types and the exact Python types that surely satisfy them (others: ask the validator).
+_EXACT_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+    "object": (dict,),
+    "array": (list,),
+}
+
+
+def _is_simple_property(schema: Any) -> bool:
+    """Whether a property schema is at most a `type` (names from _EXACT_TYPES) and annotations."""
+    if not isinstance(schema, dict) or not schema.keys() <= _ANNOTATIONS | {"type"}:
+        return False
+    declared = schema.get("type")
+    names = [declared] if isinstance(declared, str) or declared is None else declared
+    return isinstance(names, list) and all(n is None or n in _EXACT_TYPES for n in names)
+
+
+def _exact_types(schema: dict[str, Any]) -> tuple[type, ...] | None:
+    """The exact types a simple property schema surely accepts; None: any value."""
+    declared = schema.get("type")
+    if declared is None:
+        return None
+    names = [declared] if isinstance(declared, str) else declared
+    return tuple(t for n in names for t in _EXACT_TYPES[n])
+
+
+def simple_object_check(schema: Mapping[str, Any]) -> Callable[[dict[str, Any]], bool] | None:
+    """A fast, conservative check for the common input schema (an object of typed properties,
+    `required`, `additionalProperties: false`): it answers True only when the full validator would
+    find no error, False when unsure. None when the schema uses anything else."""
+    allowed = _ANNOTATIONS | {"type", "properties", "required", "additionalProperties", "$schema"}
+    if not schema.keys() <= allowed or schema.get("type", "object") != "object":
+        return None
+    properties = schema.get("properties") or {}
+    required = schema.get("required") or []
+    additional = schema.get("additionalProperties", True)
+    if not isinstance(properties, dict) or not isinstance(required, list) or not isinstance(additional, bool):
+        return None
+    if not all(_is_simple_property(prop) for prop in properties.values()):
+        return None
+    types = {name: _exact_types(prop) for name, prop in properties.items()}
+
+    def surely_valid(data: dict[str, Any]) -> bool:
+        for name in required:
+            if name not in data:
+                return False
+        for name, value in data.items():
+            if name not in types:
+                if not additional:
+                    return False
+                continue
+            accepted = types[name]
+            if accepted is not None and type(value) not in accepted:
+                return False
+        return True
+
+    return surely_valid
+
+
 def validate_inputs(flow: Flow, inputs: Mapping[str, Any] | None) -> dict[str, Any]:
     """Check inputs against the flow's input schema (defaults applied); raises RunInputError."""
     data = dict(inputs or {})
@@ -132,6 +212,9 @@ def validate_inputs(flow: Flow, inputs: Mapping[str, Any] | None) -> dict[str, A
     for name, default in flow.input_defaults:
         if name not in data:
             data[name] = copy.deepcopy(default)
+    surely_valid = flow.inputs_surely_valid
+    if surely_valid is not None and surely_valid(data):
+        return data
     errors = list(validator.iter_errors(data))
     if not errors:
         return data

@@ -39,7 +39,9 @@ class NodeOutcome:
     """How one node execution ended (its last attempt): what `commit` turns into state and events."""
 
     kind: OutcomeKind
-    result: NodeResult | None = None  # OK
+    output: Any = None  # OK: the node's output (NodeResult.output)
+    ports: tuple[str, ...] | None = None  # OK: the ports that fired (None: all)
+    usage: dict[str, int] | None = None  # OK: token usage
     error: str | None = None  # ERROR: the message a person reads
     interrupt: InterruptRequest | None = None  # INTERRUPT
     attempt: int = 1
@@ -72,11 +74,12 @@ def call_inline(pn: PlanNode, ctx: NodeRunContext) -> NodeOutcome:
         return NodeOutcome(_INTERRUPT, interrupt=req, started=t0, var_changes=ctx.var_changes)
     except Exception as exc:  # a bug in a node type must fail the run, not the engine
         return NodeOutcome(_ERROR, error=f"{type(exc).__name__}: {exc}", started=t0)
-    if type(result) is not NodeResult:
-        result = NodeResult(result)
-    return NodeOutcome(
-        _OK, result, started=t0, duration_ms=(time.perf_counter() - t0) * 1000, var_changes=ctx.var_changes
-    )
+    duration_ms = (time.perf_counter() - t0) * 1000
+    if type(result) is NodeResult:
+        return NodeOutcome(
+            _OK, result.output, result.ports, result.usage, None, None, 1, t0, duration_ms, ctx.var_changes
+        )
+    return NodeOutcome(_OK, result, None, None, None, None, 1, t0, duration_ms, ctx.var_changes)
 
 
 async def call(
@@ -113,7 +116,9 @@ async def call(
                     raise NodeError(f"output does not match output_schema: {problem}")
             return NodeOutcome(
                 _OK,
-                result,
+                result.output,
+                result.ports,
+                result.usage,
                 attempt=attempt,
                 started=t0,
                 duration_ms=(time.perf_counter() - t0) * 1000,

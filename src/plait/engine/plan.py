@@ -8,6 +8,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+import plait.engine.events as ev
 from plait.nodes.base import Node
 from plait.nodes.registry import NodeRegistry
 from plait.spec.models import FlowDocument, GraphSpec, NodeSpec
@@ -26,6 +27,7 @@ class PlanEdge:
     target_port: str
     control: bool  # a `requires` dependency: resolves, carries no value
     label: str
+    fired: ev.EdgeFired  # its edge_fired payload: the same in every run, built once here
 
 
 @dataclass(slots=True, eq=False)
@@ -46,6 +48,10 @@ class PlanNode:
     output_validator: Draft202012Validator | None = None
     bodies: dict[str, Plan] = field(default_factory=dict)
     is_output: bool = False
+    started: ev.NodeStarted | None = None  # its node_started payload for a first attempt, built once
+
+    def __post_init__(self) -> None:
+        self.started = ev.NodeStarted(self.spec.type, 1)
 
 
 @dataclass(slots=True, eq=False)
@@ -55,6 +61,12 @@ class Plan:
     by_key: dict[str, int]
     roots: list[int]
     max_concurrency: int
+    in_counts: list[int] = field(default_factory=list)  # per node: incoming edges (readiness)
+    outputs: list[int] = field(default_factory=list)  # the output nodes, in order
+
+    def __post_init__(self) -> None:
+        self.in_counts = [pn.in_count for pn in self.nodes]
+        self.outputs = [pn.index for pn in self.nodes if pn.is_output]
 
     def node(self, node_id: str) -> PlanNode:
         return self.nodes[self.by_key[node_id.lower()]]
@@ -121,21 +133,16 @@ def compile_graph(graph: GraphSpec, registry: NodeRegistry, max_concurrency: int
     edges: list[PlanEdge] = []
     for e in graph.edges:
         src, dst = by_key[e.source.lower()], by_key[e.target.lower()]
-        edge = PlanEdge(
-            len(edges),
-            src,
-            e.source_port,
-            dst,
-            e.target_port,
-            False,
-            e.id or f"{nodes[src].id}:{e.source_port}->{nodes[dst].id}:{e.target_port}",
-        )
-        edges.append(edge)
+        label = e.id or f"{nodes[src].id}:{e.source_port}->{nodes[dst].id}:{e.target_port}"
+        fired = ev.EdgeFired(label, nodes[src].id, nodes[dst].id)
+        edges.append(PlanEdge(len(edges), src, e.source_port, dst, e.target_port, False, label, fired))
     for pn in nodes:
         for req in pn.spec.requires:
             src = by_key[req.lower()]
             if src != pn.index:
-                edges.append(PlanEdge(len(edges), src, "*", pn.index, "*", True, f"{nodes[src].id}=>{pn.id}"))
+                label = f"{nodes[src].id}=>{pn.id}"
+                fired = ev.EdgeFired(label, nodes[src].id, pn.id)
+                edges.append(PlanEdge(len(edges), src, "*", pn.index, "*", True, label, fired))
     for edge in edges:
         nodes[edge.source].out_edges.append(edge)
         nodes[edge.target].in_count += 1

@@ -22,7 +22,7 @@ from typing import Any
 
 import plait.engine.events as ev
 from plait.engine.checkpoint import Checkpoint, Checkpointer, NodeDelta, RunRecord
-from plait.engine.commit import commit
+from plait.engine.commit import ToSave, commit, save_then_queue
 from plait.engine.context import MISSING, NodeRunContext, Scope, lookup_secret
 from plait.engine.errors import ResumeError
 from plait.engine.events import EventSink
@@ -189,14 +189,16 @@ class Runner:
         while True:
             while done:
                 idx, outcome = done.popleft()
-                await self._commit(idx, outcome)
+                if (to_save := self._commit(idx, outcome)) is not None:
+                    await save_then_queue(state, self.journal, to_save)
             if self._cancelled or state.failure is not None:
                 await self._stop_tasks()
                 return _CANCELLED if self._cancelled else _FAILED
             for idx in policy.startable(self):
                 pn = nodes[idx]
                 if inline and pn.inline and idx not in state.resume_data:
-                    await self._commit(idx, self._run_inline(pn))
+                    if (to_save := self._commit(idx, self._run_inline(pn))) is not None:
+                        await save_then_queue(state, self.journal, to_save)
                     if state.failure is not None:
                         break
                 else:
@@ -228,7 +230,10 @@ class Runner:
         nr = self.state.node_run(pn.index)
         nr.status, nr.attempts, nr.started_at = _RUNNING, attempt, time.time()
         self.state.status[pn.index] = _RUNNING
-        self.journal.emit(ev.NodeStarted(pn.spec.type, attempt), pn.id)
+        started = pn.started  # (payloads are Mappings: no truth tests, they would build the wire form)
+        if attempt != 1 or started is None:
+            started = ev.NodeStarted(pn.spec.type, attempt)
+        self.journal.emit(started, pn.id)
         return nr
 
     def _context(
@@ -267,9 +272,9 @@ class Runner:
         self._done.append((pn.index, outcome))
         self._wake()
 
-    async def _commit(self, idx: int, outcome: NodeOutcome) -> None:
+    def _commit(self, idx: int, outcome: NodeOutcome) -> ToSave | None:
         self.policy.on_outcome(self, idx, outcome)
-        await commit(self.state, self.journal, idx, outcome)
+        return commit(self.state, self.journal, idx, outcome)
 
     async def run_body(self, pn: PlanNode, body: str, scope: Scope) -> dict[str, Any]:
         """Run one of `pn`'s bodies (loop/map) to completion under the dataflow policy."""
@@ -371,9 +376,9 @@ class Runner:
         """Fail a waiting node whose task timed out: node error, run failed."""
         idx = self.plan.by_key[node_id.lower()]
         self.state.interrupts.pop(idx, None)
-        await self._commit(
-            idx, NodeOutcome(OutcomeKind.ERROR, error="the human task expired before anyone answered")
-        )
+        expired = NodeOutcome(OutcomeKind.ERROR, error="the human task expired before anyone answered")
+        if (to_save := self._commit(idx, expired)) is not None:
+            await save_then_queue(self.state, self.journal, to_save)
         return await self._finish(_FAILED)
 
 

@@ -32,6 +32,7 @@ _ERROR, _SKIPPED, _WAITING = NodeStatus.ERROR, NodeStatus.SKIPPED, NodeStatus.WA
 _RESUMED = NodeStatus.RESUMED
 _UNRESOLVED = (_PENDING, _RUNNING)
 _MISSING = object()
+_PRUNED = ev.NodeSkipped()  # the payload of a node skipped by dead-path elimination (immutable)
 
 
 class RunState:
@@ -58,7 +59,7 @@ class RunState:
         self.plan = plan
         self.vars = variables  # the flow variables; nodes change them in place (ctx.set_var)
         self.status: list[NodeStatus] = [_PENDING] * n
-        self.remaining = [pn.in_count for pn in plan.nodes]
+        self.remaining = plan.in_counts.copy()
         self.delivered = [False] * n
         # Per node, the (edge, value) pairs delivered to it, in delivery order.
         self.deliveries: list[list[tuple[Any, Any]] | None] = [None] * n
@@ -113,8 +114,10 @@ class RunState:
 
     def collect_outputs(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for pn in self.plan.nodes:
-            if pn.is_output and self.status[pn.index] == _OK:
+        nodes = self.plan.nodes
+        for idx in self.plan.outputs:
+            pn = nodes[idx]
+            if self.status[idx] == _OK:
                 name = getattr(pn.node.config, "name", None) or pn.id
                 out[name] = pn.node.flow_output(self.outputs[pn.key])
         return out
@@ -170,7 +173,7 @@ class RunState:
                     else:
                         got.append((edge, value))
                 if emit is not None:
-                    emit(ev.EdgeFired(edge.label, nodes[edge.source].id, nodes[t].id), None)
+                    emit(edge.fired, None)
             remaining[t] -= 1
             if remaining[t] == 0:
                 if delivered[t]:
@@ -186,7 +189,7 @@ class RunState:
                     self.node_runs[s] = NodeRun(nodes[s].id, _SKIPPED)
                 else:
                     nr.status = _SKIPPED
-                emit(ev.NodeSkipped(), nodes[s].id)
+                emit(_PRUNED, nodes[s].id)
             else:
                 self.node_runs[s] = NodeRun(nodes[s].id, _SKIPPED)
             for edge in nodes[s].out_edges:
