@@ -70,6 +70,7 @@ run: install web-build
 lint: install
 	$(BIN)/ruff check src tests bench scripts
 	$(BIN)/ruff format --check src tests bench scripts
+	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/python scripts/check_import_cycles.py
 	$(MAKE) --no-print-directory events-check
