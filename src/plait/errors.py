@@ -1,7 +1,7 @@
 """plait's one error base: every error a person may read carries a `code`, a `message` and a `hint`.
 
-The tree (each layer's errors derive from `PlaitError`; `str(error)` is the message, then
-"(fix: hint)" when there is a hint):
+The tree (each layer's errors derive from `PlaitError`; `str(error)` is the message, and
+`error.with_hint()` the message then "(fix: hint)" when there is a hint):
 
     PlaitError
     ├── spec.problems.FlowValidationError      a flow document has problems (all of them)
@@ -36,7 +36,8 @@ class PlaitError(Exception):
         if code is not None:
             self.code = code
 
-    def __str__(self) -> str:
+    def with_hint(self) -> str:
+        """The message, then "(fix: hint)" when there is a hint: the one way plait shows both."""
         return f"{self.message} (fix: {self.hint})" if self.hint else self.message
 
     def to_dict(self) -> dict[str, str]:
