@@ -171,6 +171,23 @@ async def test_leases(store: Store) -> None:
     assert await runs.acquire_lease("nope", "w1", 30) is False
 
 
+async def test_heartbeat_renews_own_leases_and_reports_cancel_requests(store: Store) -> None:
+    runs = store.runs
+    for run_id in ("mine", "flagged", "theirs"):
+        await runs.create(run_id, "f1", status="running")
+    await runs.acquire_lease("mine", "w1", 10, now=1000.0)
+    await runs.acquire_lease("flagged", "w1", 10, now=1000.0)
+    await runs.acquire_lease("theirs", "w2", 10, now=1000.0)
+    await runs.request_cancel("flagged")
+    await runs.request_cancel("theirs")
+    assert await runs.heartbeat(["mine", "flagged"], "w1", 30, now=1005.0) == ["flagged"]
+    await runs.heartbeat(["theirs"], "w1", 30, now=1005.0)  # a lease w1 does not hold
+    assert (await runs.get("mine")).lease_until == 1035.0
+    assert (await runs.get("flagged")).lease_until == 1035.0
+    assert (await runs.get("theirs")).lease_until == 1010.0  # not ours: untouched
+    assert await runs.heartbeat([], "w1", 30) == []
+
+
 async def test_acquire_lease_is_atomic(store: Store) -> None:
     await store.runs.create("r1", "f1", status="running")
     won = await asyncio.gather(*(store.runs.acquire_lease("r1", f"w{i}", 30) for i in range(10)))
