@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from plait.engine.api import RunInputError
-from plait.engine.runner import ResumeError
+from plait.engine.errors import ResumeError
 from plait.nodes.base import NodeError
 from plait.service import ServiceError
 from plait.spec.problems import FlowValidationError

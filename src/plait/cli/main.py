@@ -16,9 +16,10 @@ from rich.table import Table
 from plait.engine import events as ev
 from plait.engine.api import Flow, RunInputError, load_flow, resume, run
 from plait.engine.checkpoint import InMemoryCheckpointer
+from plait.engine.errors import ResumeError
 from plait.engine.event_schema import events_json_schema
 from plait.engine.events import Event
-from plait.engine.runner import ResumeError, RunResult
+from plait.engine.results import RunResult
 from plait.nodes.base import NodeError
 from plait.nodes.registry import default_registry
 from plait.spec.models import FlowDocument

@@ -382,12 +382,4 @@ class Runner:
         return await self._finish(_FAILED)
 
 
-__all__ = [
-    "SEQ_GAP_AFTER_CRASH",
-    "NodeRun",
-    "ResumeError",
-    "RunResult",
-    "RunServices",
-    "Runner",
-    "lookup_secret",
-]
+__all__ = ["SEQ_GAP_AFTER_CRASH", "Runner"]

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from plait.engine.runner import lookup_secret
+from plait.engine.context import lookup_secret
 from plait.nodes.base import Node
 from plait.nodes.builtin.component import describe_component
 from plait.nodes.registry import NodeRegistry, default_registry

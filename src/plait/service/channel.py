@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from plait.engine.api import RunInputError
-from plait.engine.runner import ResumeError
+from plait.engine.errors import ResumeError
 from plait.nodes.base import NodeError
 from plait.service.errors import ServiceError, Unauthorized
 from plait.spec.problems import FlowValidationError
