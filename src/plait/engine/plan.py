@@ -36,7 +36,7 @@ class PlanNode:
     id: str
     key: str
     spec: NodeSpec
-    node: Node
+    node: Node[Any]
     inline: bool
     timeout_s: float
     max_attempts: int

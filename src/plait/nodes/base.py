@@ -3,31 +3,53 @@
 A node type is a `Node` subclass with a pydantic `Config`, declared ports and a `run`
 method. The engine builds one instance per flow node at compile time (config parsed once)
 and calls `run(ctx)` for every execution, giving it a `NodeContext`.
+
+`Node` is generic over its config model (`class HttpNode(Node[HttpConfig])`), so `self.config`
+and the config passed to the classmethods are typed as the node's own config, with no casts.
+Code that handles node types of any kind (the registry, the engine's plan) says `Node[Any]`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from plait.errors import PlaitError
 from plait.spec.models import GraphSpec
 
+ConfigT = TypeVar("ConfigT", bound=BaseModel)
 
-class NodeError(Exception):
-    """A clean, user-facing failure of a node; `hint` says how to fix it."""
 
-    def __init__(self, message: str, *, hint: str | None = None, retryable: bool = True) -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
+class NodeError(PlaitError):
+    """A clean, user-facing failure of a node (what the run shows); `hint` says how to fix it.
+
+    `retryable` False stops the engine's retries (the same input would fail the same way).
+    """
+
+    code = "node_error"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        hint: str | None = None,
+        retryable: bool = True,
+        code: str | None = None,
+    ) -> None:
+        super().__init__(message, hint=hint, code=code)
         self.retryable = retryable
 
 
 class InterruptRequest(Exception):
-    """Raised (via `ctx.interrupt`) to pause the run until `resume` delivers data to this node."""
+    """Raised (via `ctx.interrupt`) to pause the run until `resume` delivers data to this node.
+
+    Control flow, not an error: it unwinds the node's `run` to the engine, which records a waiting
+    node (a human task, a timer) instead of a failure. So it is not a `PlaitError`, and code that
+    catches `PlaitError` (or maps errors to HTTP statuses) never swallows a pause by mistake.
+    """
 
     def __init__(
         self,
@@ -44,7 +66,7 @@ class InterruptRequest(Exception):
         self.timeout_s = timeout_s
 
 
-class MultiInput(dict):  # type: ignore[type-arg]
+class MultiInput(dict[str, Any]):
     """The value of a port that several edges delivered to: {source_node_id: value}, in edge order."""
 
 
@@ -58,14 +80,32 @@ class NodeResult:
 
 
 class NodeContext(Protocol):
-    """What a running node may see and do; implemented by the engine."""
+    """What a running node may see and do; implemented by the engine (`NodeRunContext`).
+
+    The values a node reads are read-only properties: a node never assigns them (an
+    implementation may hold them as plain attributes). `run_id` and `node_id` are declared as
+    attributes because nodes hand their context to tools, and `tools.base.ToolCallContext`
+    declares them so.
+    """
 
     run_id: str
     node_id: str
-    attempt: int
-    input: Any  # the value on `in` (a dict {source: value} if several edges delivered)
-    inputs: Mapping[str, Any]  # port -> value, for nodes with several input ports
-    vars: Mapping[str, Any]  # flow variables (read); change them with set_var
+
+    @property
+    def attempt(self) -> int:
+        """1 for the first attempt, then 2, 3... on retries."""
+
+    @property
+    def input(self) -> Any:
+        """The value on `in` (a `MultiInput` {source: value} if several edges delivered)."""
+
+    @property
+    def inputs(self) -> Mapping[str, Any]:
+        """Port -> value, for nodes with several input ports."""
+
+    @property
+    def vars(self) -> Mapping[str, Any]:
+        """Flow variables (read); change them with `set_var`."""
 
     def render(self, value: Any, extra: Mapping[str, Any] | None = None) -> Any:
         """Resolve references/templates in `value` (deeply), with optional extra roots (loop aliases)."""
@@ -109,8 +149,10 @@ class EmptyConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class Node:
-    """Base class of node types. Subclasses set the class attributes and implement run/execute."""
+class Node(Generic[ConfigT]):
+    """Base class of node types. Subclasses name their config model twice, as the type argument
+    (for the type checker) and as `Config` (for parsing at run time), set the other class
+    attributes and implement run/execute."""
 
     type_name: ClassVar[str]
     title: ClassVar[str] = ""
@@ -127,27 +169,27 @@ class Node:
     # validation does not require their references to be upstream nodes.
     late_bound_fields: ClassVar[frozenset[str]] = frozenset()
 
-    def __init__(self, node_id: str, config: BaseModel) -> None:
+    def __init__(self, node_id: str, config: ConfigT) -> None:
         self.id = node_id
-        self.config = config
+        self.config: ConfigT = config
 
     @classmethod
-    def output_ports(cls, config: BaseModel) -> list[str]:
+    def output_ports(cls, config: ConfigT) -> list[str]:
         """Output ports for this config; branching nodes return one port per branch."""
         return ["out"]
 
     @classmethod
-    def subgraphs(cls, config: BaseModel) -> dict[str, GraphSpec]:
+    def subgraphs(cls, config: ConfigT) -> dict[str, GraphSpec]:
         """Nested bodies (loop/map) to validate and compile with the flow."""
         return {}
 
     @classmethod
-    def body_aliases(cls, config: BaseModel) -> frozenset[str]:
+    def body_aliases(cls, config: ConfigT) -> frozenset[str]:
         """Extra reference roots available inside this node's bodies (item, index...)."""
         return frozenset()
 
     @classmethod
-    def reference_texts(cls, config: BaseModel) -> list[tuple[str, Any]]:
+    def reference_texts(cls, config: ConfigT) -> list[tuple[str, Any]]:
         """(field, value) pairs whose templates validation checks; bodies are validated on their own."""
         bodies = cls.subgraphs(config)
         return [(k, v) for k, v in config.model_dump(mode="json").items() if k not in bodies]
@@ -186,5 +228,5 @@ class Node:
         raise NotImplementedError(f"{type(self).__name__} implements neither run nor execute")
 
 
-NodeFactory = Callable[[str, BaseModel], Node]
+NodeFactory = Callable[[str, Any], Node[Any]]
 AsyncRunner = Callable[..., Awaitable[Any]]

@@ -18,8 +18,8 @@ Describer = Callable[[], list[dict[str, Any]]]
 
 
 class NodeRegistry:
-    def __init__(self, types: Iterable[type[Node]] = (), describers: Iterable[Describer] = ()) -> None:
-        self._types: dict[str, type[Node]] = {}
+    def __init__(self, types: Iterable[type[Node[Any]]] = (), describers: Iterable[Describer] = ()) -> None:
+        self._types: dict[str, type[Node[Any]]] = {}
         # Extra palette entries computed on demand (registered custom components, see
         # nodes/builtin/component.py); they are listed by describe_all() only.
         self._describers: list[Describer] = []
@@ -28,14 +28,14 @@ class NodeRegistry:
         for describer in describers:
             self.add_describer(describer)
 
-    def register(self, cls: type[Node]) -> type[Node]:
+    def register(self, cls: type[Node[Any]]) -> type[Node[Any]]:
         name = cls.type_name
         if name in self._types and self._types[name] is not cls:
             raise ValueError(f"node type {name!r} is already registered by {self._types[name].__name__}")
         self._types[name] = cls
         return cls
 
-    def get(self, name: str) -> type[Node] | None:
+    def get(self, name: str) -> type[Node[Any]] | None:
         return self._types.get(name)
 
     def __contains__(self, name: str) -> bool:
@@ -83,7 +83,7 @@ def builtin_registry() -> NodeRegistry:
 registry = builtin_registry()
 
 
-def register(cls: type[Node]) -> type[Node]:
+def register(cls: type[Node[Any]]) -> type[Node[Any]]:
     """Class decorator adding a node type to the default registry."""
     return registry.register(cls)
 

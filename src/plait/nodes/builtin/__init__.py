@@ -25,7 +25,7 @@ from plait.nodes.builtin.timing import DelayNode
 from plait.nodes.builtin.tool import ToolNode
 from plait.nodes.builtin.variables import AssignNode, MergeNode
 
-BUILTIN_NODE_TYPES: tuple[type[Node], ...] = (
+BUILTIN_NODE_TYPES: tuple[type[Node[Any]], ...] = (
     # inputs and outputs
     StartNode,
     OutputNode,

@@ -254,7 +254,7 @@ def _parse_decision(data: Any) -> dict[str, Any]:
     return {"action": action, "reason": str(reason) if reason else None}
 
 
-class AgentNode(Node):
+class AgentNode(Node[AgentConfig]):
     type_name = "agent"
     title = "Agent"
     description = (
@@ -265,11 +265,10 @@ class AgentNode(Node):
     Config = AgentConfig
 
     @classmethod
-    def reference_texts(cls, config: BaseModel) -> list[tuple[str, Any]]:
+    def reference_texts(cls, config: AgentConfig) -> list[tuple[str, Any]]:
         """Only the templates: scripts, tool lists and schemas are plain data."""
-        cfg: AgentConfig = config  # type: ignore[assignment]
-        texts: list[tuple[str, Any]] = [("system", cfg.system), ("prompt", cfg.prompt)]
-        texts += [(f"sub_agents[{i}].agent.system", s.agent.system) for i, s in enumerate(cfg.sub_agents)]
+        texts: list[tuple[str, Any]] = [("system", config.system), ("prompt", config.prompt)]
+        texts += [(f"sub_agents[{i}].agent.system", s.agent.system) for i, s in enumerate(config.sub_agents)]
         return texts
 
     def validate_resume(self, data: Any) -> Any:
@@ -282,7 +281,7 @@ class AgentNode(Node):
         return decision
 
     async def run(self, ctx: NodeContext) -> NodeResult:
-        cfg: AgentConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         try:
             resumed = ctx.interrupt({}, kind=APPROVAL_KIND)
         except InterruptRequest:

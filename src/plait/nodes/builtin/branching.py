@@ -67,7 +67,7 @@ class SwitchConfig(BaseModel):
         return [case.name or f"case_{i}" for i, case in enumerate(self.cases, 1)] + [ELSE_PORT]
 
 
-class SwitchNode(Node):
+class SwitchNode(Node[SwitchConfig]):
     type_name = "switch"
     title = "Switch"
     description = "Routes to the first case whose conditions hold (12 operators, and/or), else to 'else'."
@@ -76,16 +76,16 @@ class SwitchNode(Node):
     inline = True
 
     @classmethod
-    def output_ports(cls, config: BaseModel) -> list[str]:
-        return config.port_names()  # type: ignore[attr-defined]
+    def output_ports(cls, config: SwitchConfig) -> list[str]:
+        return config.port_names()
 
     @classmethod
-    def reference_texts(cls, config: BaseModel) -> list[tuple[str, Any]]:
-        cases: list[SwitchCase] = config.cases  # type: ignore[attr-defined]
+    def reference_texts(cls, config: SwitchConfig) -> list[tuple[str, Any]]:
+        cases: list[SwitchCase] = config.cases
         return [("cases", [condition_reference_texts(case.when) for case in cases])]
 
     def execute(self, ctx: NodeContext) -> NodeResult:
-        config: SwitchConfig = self.config  # type: ignore[assignment]
+        config = self.config
         port = ELSE_PORT
         for case_port, case in zip(config.port_names(), config.cases, strict=False):
             if evaluate(ctx, case.when, case.logic, config.case_sensitive):
@@ -104,7 +104,7 @@ class IfConfig(BaseModel):
     case_sensitive: bool = Field(False, title="Case-sensitive", description=CASE_SENSITIVE_DESCRIPTION)
 
 
-class IfNode(Node):
+class IfNode(Node[IfConfig]):
     type_name = "if"
     title = "If"
     description = "Fires 'true' when its conditions hold, else 'false'."
@@ -113,14 +113,14 @@ class IfNode(Node):
     inline = True
 
     @classmethod
-    def output_ports(cls, config: BaseModel) -> list[str]:
+    def output_ports(cls, config: IfConfig) -> list[str]:
         return ["true", "false"]
 
     @classmethod
-    def reference_texts(cls, config: BaseModel) -> list[tuple[str, Any]]:
-        return [("when", condition_reference_texts(config.when))]  # type: ignore[attr-defined]
+    def reference_texts(cls, config: IfConfig) -> list[tuple[str, Any]]:
+        return [("when", condition_reference_texts(config.when))]
 
     def execute(self, ctx: NodeContext) -> NodeResult:
-        config: IfConfig = self.config  # type: ignore[assignment]
+        config = self.config
         holds = evaluate(ctx, config.when, config.logic, config.case_sensitive)
         return NodeResult(output={"result": holds, "value": ctx.input}, ports=("true" if holds else "false",))

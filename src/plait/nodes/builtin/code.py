@@ -12,6 +12,7 @@ traceback only (frames of the user source, shown as ``<code>``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -67,7 +68,7 @@ class CodeConfig(BaseModel):
         return value
 
 
-class CodeNode(Node):
+class CodeNode(Node[CodeConfig]):
     type_name = "code"
     title = "Code"
     description = "Runs a Python function main(**arguments) in a sandboxed process; outputs its return value."
@@ -77,12 +78,12 @@ class CodeNode(Node):
     pool: ClassVar[SandboxPool | None] = None
 
     @classmethod
-    def reference_texts(cls, config: BaseModel) -> list[tuple[str, Any]]:
+    def reference_texts(cls, config: CodeConfig) -> list[tuple[str, Any]]:
         # Only the arguments hold templates; `{{` in the Python source is just Python.
-        return [("arguments", config.arguments)]  # type: ignore[attr-defined]
+        return [("arguments", config.arguments)]
 
     async def run(self, ctx: NodeContext) -> Any:
-        cfg: CodeConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         kwargs = {name: ctx.render(value) for name, value in cfg.arguments.items()}
         pool = type(self).pool or default_pool()
         result = await pool.run_code(
@@ -137,11 +138,12 @@ def _json_type(value: Any) -> str:
     return "object" if isinstance(value, dict) else type(value).__name__
 
 
-def shape_outputs(value: Any, declared: dict[str, str]) -> dict[str, Any]:
+def shape_outputs(returned: Any, declared: Mapping[str, str]) -> dict[str, Any]:
     """The node output for main()'s return value, checked against the declared outputs."""
-    if not isinstance(value, dict):
-        name = next(iter(declared)) if len(declared) == 1 else "result"
-        value = {name: value}
+    if isinstance(returned, dict):
+        value: dict[str, Any] = returned
+    else:
+        value = {next(iter(declared)) if len(declared) == 1 else "result": returned}
     if not declared:
         return value
     missing = [name for name in declared if name not in value]

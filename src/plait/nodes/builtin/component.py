@@ -124,7 +124,7 @@ class ComponentConfig(BaseModel):
         return value
 
 
-class ComponentNode(Node):
+class ComponentNode(Node[ComponentConfig]):
     type_name = "component"
     title = "Component"
     description = "Runs a registered custom component (plait.sdk.Component) in the sandbox."
@@ -133,11 +133,11 @@ class ComponentNode(Node):
     pool: ClassVar[SandboxPool | None] = None  # None: the default pool
 
     @classmethod
-    def reference_texts(cls, config: BaseModel) -> list[tuple[str, Any]]:
-        return [("inputs", config.inputs)]  # type: ignore[attr-defined]
+    def reference_texts(cls, config: ComponentConfig) -> list[tuple[str, Any]]:
+        return [("inputs", config.inputs)]
 
     async def run(self, ctx: NodeContext) -> Any:
-        cfg: ComponentConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         found = await lookup(
             cfg.component, run_id=ctx.run_id, source=getattr(ctx.services, "component_source", None)
         )

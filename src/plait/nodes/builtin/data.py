@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 from jsonpath_ng import JSONPath
 from jsonpath_ng.exceptions import JSONPathError
-from jsonpath_ng.ext import parse as parse_jsonpath
 from jsonpath_ng.ext.iterable import Len
+from jsonpath_ng.ext.parser import parse as parse_jsonpath
 from jsonpath_ng.jsonpath import Child, Fields, Index, Root, This
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -178,7 +178,7 @@ class DataOpsConfig(BaseModel):
         return self
 
 
-class DataOpsNode(Node):
+class DataOpsNode(Node[DataOpsConfig]):
     type_name = "data_ops"
     title = "Data operations"
     description = "select_keys, literal_eval, combine, filter, append_or_update, remove, rename on objects."
@@ -187,7 +187,7 @@ class DataOpsNode(Node):
     inline = True
 
     def execute(self, ctx: NodeContext) -> Any:
-        config: DataOpsConfig = self.config  # type: ignore[assignment]
+        config = self.config
         operation = config.operation
         data = read_source(ctx, config.source)
         if operation == "literal_eval":
@@ -353,7 +353,7 @@ class ListOpsConfig(BaseModel):
         return tuple(self.key.split(".")) if self.key else ()
 
 
-class ListOpsNode(Node):
+class ListOpsNode(Node[ListOpsConfig]):
     type_name = "list_ops"
     title = "List operations"
     description = "nth, head, tail, filter, sort, drop_duplicates on a list."
@@ -362,7 +362,7 @@ class ListOpsNode(Node):
     inline = True
 
     def execute(self, ctx: NodeContext) -> Any:
-        config: ListOpsConfig = self.config  # type: ignore[assignment]
+        config = self.config
         operation = config.operation
         items = _expect_list(decode_json_text(read_source(ctx, config.source)), operation)
         if operation == "nth":
@@ -468,7 +468,7 @@ class TextConfig(BaseModel):
         return re.compile("|".join(re.escape(delimiter) for delimiter in ordered))
 
 
-class TextNode(Node):
+class TextNode(Node[TextConfig]):
     type_name = "text"
     title = "Text"
     description = "Split text by delimiters, merge a list into text, or render a template."
@@ -477,7 +477,7 @@ class TextNode(Node):
     inline = True
 
     def execute(self, ctx: NodeContext) -> Any:
-        config: TextConfig = self.config  # type: ignore[assignment]
+        config = self.config
         if config.operation == "template":
             return as_text(ctx.render(config.template))
         data = read_source(ctx, config.source)
@@ -565,7 +565,7 @@ class TransformConfig(BaseModel):
         return mapping
 
 
-class TransformNode(Node):
+class TransformNode(Node[TransformConfig]):
     type_name = "transform"
     title = "Transform"
     description = "Builds an object from templates and JSONPath expressions (like n8n's Set)."
@@ -573,9 +573,9 @@ class TransformNode(Node):
     Config = TransformConfig
     inline = True
 
-    def __init__(self, node_id: str, config: BaseModel) -> None:
+    def __init__(self, node_id: str, config: TransformConfig) -> None:
         super().__init__(node_id, config)
-        mapping: dict[str, Any] = config.mapping  # type: ignore[attr-defined]
+        mapping: dict[str, Any] = config.mapping
         self._paths: dict[str, tuple[JSONPath, bool]] = {}
         for key, expression in mapping.items():
             if is_jsonpath(expression):
@@ -583,13 +583,12 @@ class TransformNode(Node):
                 self._paths[key] = (path, _is_definite(path))
 
     @classmethod
-    def reference_texts(cls, config: BaseModel) -> list[tuple[str, Any]]:
-        cfg: TransformConfig = config  # type: ignore[assignment]
-        templates = {key: value for key, value in cfg.mapping.items() if not is_jsonpath(value)}
-        return [("mapping", templates), ("source", cfg.source)]
+    def reference_texts(cls, config: TransformConfig) -> list[tuple[str, Any]]:
+        templates = {key: value for key, value in config.mapping.items() if not is_jsonpath(value)}
+        return [("mapping", templates), ("source", config.source)]
 
     def execute(self, ctx: NodeContext) -> dict[str, Any]:
-        config: TransformConfig = self.config  # type: ignore[assignment]
+        config = self.config
         source = decode_json_text(read_source(ctx, config.source))
         if config.keep_source and not isinstance(source, dict):
             raise NodeError(

@@ -33,7 +33,7 @@ class LoopConfig(BaseModel):
     on_max: Literal["stop", "error"] = Field("stop", description="What reaching max_iterations means.")
 
 
-class LoopNode(Node):
+class LoopNode(Node[LoopConfig]):
     type_name = "loop"
     title = "Loop"
     description = "Runs its body repeatedly (do-while) until the exit condition holds or max_iterations."
@@ -42,15 +42,15 @@ class LoopNode(Node):
     late_bound_fields = frozenset({"until"})
 
     @classmethod
-    def subgraphs(cls, config: BaseModel) -> dict[str, GraphSpec]:
-        return {"body": config.body}  # type: ignore[attr-defined]
+    def subgraphs(cls, config: LoopConfig) -> dict[str, GraphSpec]:
+        return {"body": config.body}
 
     @classmethod
-    def body_aliases(cls, config: BaseModel) -> frozenset[str]:
+    def body_aliases(cls, config: LoopConfig) -> frozenset[str]:
         return frozenset({"index", "result"})
 
     async def run(self, ctx: NodeContext) -> Any:
-        cfg: LoopConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         for name, value in cfg.variables.items():
             ctx.set_var(name, ctx.render(value))
         result: Any = None
@@ -59,7 +59,7 @@ class LoopNode(Node):
                 await ctx.run_body("body", aliases={"index": index, "result": result}, inputs=ctx.input)
             )
             scope = _ExitScope(ctx, {"index": index, "result": result})
-            if cfg.until and evaluate(scope, cfg.until, cfg.logic, False):  # type: ignore[arg-type]
+            if cfg.until and evaluate(scope, cfg.until, cfg.logic, False):
                 return {
                     "iterations": index + 1,
                     "result": result,
@@ -106,7 +106,7 @@ class MapConfig(BaseModel):
     max_concurrency: int = Field(4, ge=1, le=256)
 
 
-class MapNode(Node):
+class MapNode(Node[MapConfig]):
     type_name = "map"
     title = "Map"
     description = "Runs its body once per item (in parallel); outputs the results in input order."
@@ -114,15 +114,15 @@ class MapNode(Node):
     Config = MapConfig
 
     @classmethod
-    def subgraphs(cls, config: BaseModel) -> dict[str, GraphSpec]:
-        return {"body": config.body}  # type: ignore[attr-defined]
+    def subgraphs(cls, config: MapConfig) -> dict[str, GraphSpec]:
+        return {"body": config.body}
 
     @classmethod
-    def body_aliases(cls, config: BaseModel) -> frozenset[str]:
+    def body_aliases(cls, config: MapConfig) -> frozenset[str]:
         return frozenset({"item", "index"})
 
     async def run(self, ctx: NodeContext) -> Any:
-        cfg: MapConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         items = ctx.render(cfg.items)
         if isinstance(items, dict):
             items = list(items.items())
@@ -152,7 +152,7 @@ class SubflowConfig(BaseModel):
     inputs: dict[str, Any] | None = Field(None, description="Inputs (templates); default: the input value.")
 
 
-class SubflowNode(Node):
+class SubflowNode(Node[SubflowConfig]):
     type_name = "subflow"
     title = "Sub-flow"
     description = "Runs another flow as a child run and outputs its outputs."
@@ -160,7 +160,7 @@ class SubflowNode(Node):
     Config = SubflowConfig
 
     async def run(self, ctx: NodeContext) -> Any:
-        cfg: SubflowConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         if cfg.inputs is not None:
             inputs = ctx.render(cfg.inputs)
         else:

@@ -127,7 +127,7 @@ class HttpConfig(BaseModel):
         return value.strip().upper() if isinstance(value, str) else value
 
 
-class HttpNode(Node):
+class HttpNode(Node[HttpConfig]):
     type_name = "http"
     title = "HTTP request"
     description = (
@@ -138,7 +138,7 @@ class HttpNode(Node):
     Config = HttpConfig
 
     async def run(self, ctx: NodeContext) -> Any:
-        cfg: HttpConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         client, request = self._build_request(ctx, cfg)
         shown = display_url(request.url)
         attempts = cfg.retries + 1
@@ -324,7 +324,7 @@ def _encode_body(body: Any, body_type: str) -> tuple[bytes | None, str | None]:
 
 
 def _backoff(base: float, attempt: int) -> float:
-    return min(base * 2 ** (attempt - 1), MAX_BACKOFF_S)
+    return min(base * 2.0 ** (attempt - 1), MAX_BACKOFF_S)
 
 
 def _retry_after(response: httpx.Response) -> float:

@@ -41,7 +41,7 @@ class HumanConfig(BaseModel):
         return self
 
 
-class HumanNode(Node):
+class HumanNode(Node[HumanConfig]):
     type_name = "human"
     title = "Human input"
     description = "Asks a person to fill a form and choose an action; each action is an output port."
@@ -49,8 +49,8 @@ class HumanNode(Node):
     Config = HumanConfig
 
     @classmethod
-    def output_ports(cls, config: BaseModel) -> list[str]:
-        return list(config.actions)  # type: ignore[attr-defined]
+    def output_ports(cls, config: HumanConfig) -> list[str]:
+        return list(config.actions)
 
     @classmethod
     def task_hint_problems(cls, hints: Any) -> list[str]:
@@ -106,11 +106,11 @@ class HumanNode(Node):
 
     def accept_resume(self, data: Any, interrupt: Mapping[str, Any]) -> Any:
         """Checked against the form the person was shown (the decider may have added fields)."""
-        cfg: HumanConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         return check_answer(data, interrupt.get("payload") or {}, fields=cfg.fields, actions=cfg.actions)
 
     async def run(self, ctx: NodeContext) -> NodeResult:
-        cfg: HumanConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         payload = {
             "message": ctx.render(cfg.message),
             "fields": [f.model_dump(exclude={"default"}) for f in cfg.fields],
@@ -123,7 +123,7 @@ class HumanNode(Node):
         return NodeResult({**data["values"], "action": data["action"]}, ports=(data["action"],))
 
     def validate_resume(self, data: Any) -> dict[str, Any]:
-        cfg: HumanConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         return check_answer(data, {}, fields=cfg.fields, actions=cfg.actions)
 
 

@@ -18,7 +18,7 @@ class StartConfig(BaseModel):
     schedule: str | None = Field(None, description="Cron expression when trigger is 'schedule'.")
 
 
-class StartNode(Node):
+class StartNode(Node[StartConfig]):
     type_name = "start"
     title = "Start"
     description = "Entry point: outputs the run inputs (validated against the flow's input schema)."
@@ -37,7 +37,7 @@ class OutputConfig(BaseModel):
     value: Any = Field(None, description="Template or reference; default: the value on the input port.")
 
 
-class OutputNode(Node):
+class OutputNode(Node[OutputConfig]):
     type_name = "output"
     title = "Output"
     description = "Adds a value to the run's outputs."
@@ -47,7 +47,7 @@ class OutputNode(Node):
     is_output = True
 
     def execute(self, ctx: NodeContext) -> Any:
-        value = self.config.value  # type: ignore[attr-defined]
+        value = self.config.value
         return ctx.input if value is None else ctx.render(value)
 
 
@@ -57,7 +57,7 @@ class MessageConfig(BaseModel):
     text: str = Field(..., description="Message template, e.g. 'Hello {{inputs.name}}'.")
 
 
-class MessageNode(Node):
+class MessageNode(Node[MessageConfig]):
     type_name = "message"
     title = "Message"
     description = "Renders a message for the user; its content becomes a run output."
@@ -67,7 +67,7 @@ class MessageNode(Node):
     is_output = True
 
     def execute(self, ctx: NodeContext) -> Any:
-        text = ctx.render(self.config.text)  # type: ignore[attr-defined]
+        text = ctx.render(self.config.text)
         return {"content": text if isinstance(text, str) else _as_text(text)}
 
     def flow_output(self, output: Any) -> Any:

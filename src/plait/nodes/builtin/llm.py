@@ -141,7 +141,7 @@ def _schema_problem(validator: Draft202012Validator | None, value: Any) -> str |
     return f"{err.message}" + (f" (at {where})" if where else "")
 
 
-class LlmNode(Node):
+class LlmNode(Node[LlmConfig]):
     type_name = "llm"
     title = "LLM"
     description = "Calls a model with a prompt (and history); outputs its text or validated JSON."
@@ -149,17 +149,17 @@ class LlmNode(Node):
     Config = LlmConfig
     default_timeout_s = 600.0
 
-    def __init__(self, node_id: str, config: BaseModel) -> None:
+    def __init__(self, node_id: str, config: LlmConfig) -> None:
         super().__init__(node_id, config)
-        schema = config.output_schema  # type: ignore[attr-defined]
+        schema = config.output_schema
         self._validator = Draft202012Validator(schema) if schema else None
 
     @classmethod
-    def reference_texts(cls, config: BaseModel) -> list[tuple[str, Any]]:
+    def reference_texts(cls, config: LlmConfig) -> list[tuple[str, Any]]:
         return _model_texts(config)
 
     def _history(self, ctx: NodeContext) -> list[Message]:
-        cfg: LlmConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         if cfg.history is None or cfg.history_window == 0:
             return []
         value = ctx.render(cfg.history)
@@ -186,7 +186,7 @@ class LlmNode(Node):
         return out
 
     def _messages(self, ctx: NodeContext) -> list[Message]:
-        cfg: LlmConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         system = _text(ctx.render(cfg.system)) if cfg.system else ""
         if cfg.output == "json":
             rule = "Reply with JSON only: no prose, no code fences."
@@ -202,7 +202,7 @@ class LlmNode(Node):
         return [*messages, *self._history(ctx), Message("user", prompt)]
 
     async def run(self, ctx: NodeContext) -> NodeResult:
-        cfg: LlmConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         messages = self._messages(ctx)
         fmt = None
         if cfg.output == "json":
@@ -310,7 +310,7 @@ def pick_category(reply: str | None, names: list[str]) -> str:
     return found[0] if len(found) == 1 else ELSE_PORT
 
 
-class CategorizeNode(Node):
+class CategorizeNode(Node[CategorizeConfig]):
     type_name = "categorize"
     title = "Categorize"
     description = "Classifies its input with a model: one output port per category, plus 'else'."
@@ -319,15 +319,15 @@ class CategorizeNode(Node):
     default_timeout_s = 600.0
 
     @classmethod
-    def output_ports(cls, config: BaseModel) -> list[str]:
-        return [c.name for c in config.categories] + [ELSE_PORT]  # type: ignore[attr-defined]
+    def output_ports(cls, config: CategorizeConfig) -> list[str]:
+        return [c.name for c in config.categories] + [ELSE_PORT]
 
     @classmethod
-    def reference_texts(cls, config: BaseModel) -> list[tuple[str, Any]]:
+    def reference_texts(cls, config: CategorizeConfig) -> list[tuple[str, Any]]:
         return _model_texts(config)
 
     async def run(self, ctx: NodeContext) -> NodeResult:
-        cfg: CategorizeConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         text = _text(ctx.render(cfg.input)) if cfg.input else _text(ctx.input)
         request = ChatRequest(
             "",

@@ -47,7 +47,7 @@ class DelayConfig(BaseModel):
         return value
 
 
-class DelayNode(Node):
+class DelayNode(Node[DelayConfig]):
     type_name = "delay"
     title = "Delay"
     description = "Waits a number of seconds, then passes its input through unchanged."
@@ -57,7 +57,7 @@ class DelayNode(Node):
     default_timeout_s = MAX_DELAY_S + 60
 
     async def run(self, ctx: NodeContext) -> Any:
-        value = self.config.seconds  # type: ignore[attr-defined]
+        value = self.config.seconds
         if isinstance(value, str):
             rendered = ctx.render(value)
             try:

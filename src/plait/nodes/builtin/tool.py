@@ -31,7 +31,7 @@ class ToolConfig(BaseModel):
     )
 
 
-class ToolNode(Node):
+class ToolNode(Node[ToolConfig]):
     type_name = "tool"
     title = "Tool"
     description = "Calls one tool (built-in, MCP or flow) with the upstream value as one parameter."
@@ -39,7 +39,7 @@ class ToolNode(Node):
     Config = ToolConfig
 
     async def run(self, ctx: NodeContext) -> Any:
-        cfg: ToolConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         args = ctx.render(cfg.args)
         if not isinstance(args, dict):
             raise NodeError("args must render to an object", retryable=False)

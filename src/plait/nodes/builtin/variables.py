@@ -95,7 +95,7 @@ class AssignConfig(BaseModel):
     )
 
 
-class AssignNode(Node):
+class AssignNode(Node[AssignConfig]):
     type_name = "assign"
     title = "Assign variables"
     description = (
@@ -108,7 +108,7 @@ class AssignNode(Node):
 
     def execute(self, ctx: NodeContext) -> dict[str, Any]:
         changed: dict[str, Any] = {}
-        for assignment in self.config.assignments:  # type: ignore[attr-defined]
+        for assignment in self.config.assignments:
             current = ctx.vars.get(assignment.variable)
             operand = None if assignment.op in _OPERATORS_WITHOUT_VALUE else ctx.render(assignment.value)
             new_value = apply_assignment(assignment.variable, current, assignment.op, operand)
@@ -188,7 +188,7 @@ def _arithmetic(variable: str, current: Any, op: str, operand: Any) -> int | flo
     return _ARITHMETIC[op](current, number)
 
 
-_ARITHMETIC: dict[str, Callable[[Any, Any], Any]] = {
+_ARITHMETIC: dict[str, Callable[[float, float], float]] = {  # ints stay ints at run time
     "+=": lambda a, b: a + b,
     "-=": lambda a, b: a - b,
     "*=": lambda a, b: a * b,
@@ -268,7 +268,7 @@ class MergeConfig(BaseModel):
         return groups
 
 
-class MergeNode(Node):
+class MergeNode(Node[MergeConfig]):
     type_name = "merge"
     title = "Merge"
     description = "Joins branches: the first non-empty value per group, or of the delivered inputs."
@@ -277,12 +277,12 @@ class MergeNode(Node):
     inline = True
 
     @classmethod
-    def reference_texts(cls, config: BaseModel) -> list[tuple[str, Any]]:
-        groups: list[MergeGroup] = config.groups  # type: ignore[attr-defined]
+    def reference_texts(cls, config: MergeConfig) -> list[tuple[str, Any]]:
+        groups: list[MergeGroup] = config.groups
         return [("groups", [[reference_text(ref) for ref in group.refs] for group in groups])]
 
     def execute(self, ctx: NodeContext) -> Any:
-        groups: list[MergeGroup] = self.config.groups  # type: ignore[attr-defined]
+        groups: list[MergeGroup] = self.config.groups
         if groups:
             return {
                 group.name: _first_non_empty(resolve_ref(ctx, ref) for ref in group.parsed_refs)
