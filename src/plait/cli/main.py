@@ -45,7 +45,7 @@ def _parse_inputs(pairs: list[str], json_file: Path | None) -> dict[str, Any]:
         try:
             loaded = json.loads(json_file.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
-            raise typer.BadParameter(f"cannot read {json_file}: {exc}", param_hint="--input-json") from None
+            raise typer.BadParameter(f"cannot read {json_file}: {exc}", param_hint="--input-json") from exc
         if not isinstance(loaded, dict):
             raise typer.BadParameter("must contain a JSON object", param_hint="--input-json")
         data.update(loaded)
@@ -129,7 +129,7 @@ def run_command(
         inputs = _parse_inputs(input_, input_json)
     except FlowValidationError as exc:
         _print_problems(exc)
-        raise typer.Exit(EXIT_FAILED) from None
+        raise typer.Exit(EXIT_FAILED) from exc
     code = asyncio.run(_run_interactive(flow, inputs, as_json))
     raise typer.Exit(code)
 
@@ -270,7 +270,7 @@ def validate_command(
         flow = load_flow(flow_path)
     except FlowValidationError as exc:
         _print_problems(exc)
-        raise typer.Exit(EXIT_FAILED) from None
+        raise typer.Exit(EXIT_FAILED) from exc
     console.print(
         f"[green]✓[/] {flow_path}: flow {flow.id!r} is valid ({len(flow.doc.nodes)} nodes, "
         f"{len(flow.doc.edges)} edges)"
@@ -336,7 +336,7 @@ def serve_command(
         settings = Settings.from_env()
     except ValueError as exc:
         err_console.print(f"[red]{exc}[/]")
-        raise typer.Exit(EXIT_FAILED) from None
+        raise typer.Exit(EXIT_FAILED) from exc
     folder = examples if examples is not None else Path.cwd() / "examples"
     if folder.is_dir():
         settings.import_examples = True

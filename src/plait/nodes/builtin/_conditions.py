@@ -148,7 +148,7 @@ def resolve_ref(ctx: ConditionScope, ref: str | Ref) -> Any:
         try:
             ref = parse_ref(ref)
         except TemplateError as exc:
-            raise NodeError(str(exc), hint="write a reference as node.field", retryable=False) from None
+            raise NodeError(str(exc), hint="write a reference as node.field", retryable=False) from exc
     try:
         root = ctx.lookup(ref.root)
     except KeyError:

@@ -91,7 +91,7 @@ class AgentSettings(ModelSettings):
             try:
                 parse_ref(ref)
             except ToolError as exc:
-                raise ValueError(f"{exc.message} ({exc.hint})") from None
+                raise ValueError(f"{exc.message} ({exc.hint})") from exc
         return refs
 
 
@@ -312,7 +312,7 @@ async def _offered_tools(ctx: NodeContext, cfg: AgentSettings) -> _Offered:
     try:
         tools = await resolve_tools(ctx, cfg.tools)
     except ToolError as exc:
-        raise NodeError(exc.message, hint=exc.hint, retryable=exc.fatal) from None
+        raise NodeError(exc.message, hint=exc.hint, retryable=exc.fatal) from exc
     for tool in tools:
         offered.add(tool, _permission(cfg, tool))
     for f in cfg.flows:
@@ -367,7 +367,7 @@ async def _run_agent(ctx: NodeContext, cfg: AgentSettings, loop: _Loop, *, top: 
     try:
         provider, models = resolve(ctx, cfg.provider, cfg.models(), script=cfg.script)
     except ProviderError as exc:
-        raise as_node_error(exc) from None
+        raise as_node_error(exc) from exc
     if loop.call_lengths and isinstance(provider, ScriptedProvider) and not provider.requests:
         # Resumed with a fresh scripted provider: replay the recorded model calls (no side
         # effects) so the script continues at the step the paused run had reached.
@@ -395,7 +395,7 @@ async def _run_agent(ctx: NodeContext, cfg: AgentSettings, loop: _Loop, *, top: 
                 provider, models, _request(cfg, models, loop.messages, specs, choice), on_delta=on_delta
             )
         except ProviderError as exc:
-            raise as_node_error(exc) from None
+            raise as_node_error(exc) from exc
         loop.usage = loop.usage + response.usage
         # "" rather than None beside tool calls: llama.cpp's server refuses a null assistant content.
         content = response.content if response.content is not None or not response.tool_calls else ""
@@ -496,14 +496,14 @@ async def _handle_pending(ctx: NodeContext, cfg: AgentSettings, loop: _Loop, off
         if exc.fatal or cfg.on_tool_error == "fail":
             raise NodeError(
                 f"tool {call.name!r} failed: {exc.message}", hint=exc.hint, retryable=exc.fatal
-            ) from None
+            ) from exc
         entry.update(status="error", error=exc.message)
         _reply(loop, call, f"Error: {exc}", entry)
         return
     except NodeError:
         raise
     except Exception as exc:  # a bug in a tool must not look like a model problem
-        raise NodeError(f"tool {call.name!r} crashed: {type(exc).__name__}: {exc}") from None
+        raise NodeError(f"tool {call.name!r} crashed: {type(exc).__name__}: {exc}") from exc
     if tool.source == "agent" and isinstance(result, dict) and "usage" in result:
         used = result.pop("usage")
         loop.usage = loop.usage + Usage(used["input_tokens"], used["output_tokens"])

@@ -248,12 +248,12 @@ def literal_eval(data: Any) -> Any:
     if isinstance(data, str):
         try:
             return _parse_literal(data)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
             raise NodeError(
                 f"literal_eval: cannot parse `source` {preview(data)} as a JSON or Python literal",
                 hint="literal_eval reads data such as {'a': 1} or [1, 2]; it never runs code",
                 retryable=False,
-            ) from None
+            ) from exc
     return _eval_nested(data)
 
 
@@ -396,13 +396,13 @@ def _sort(items: list[Any], config: ListOpsConfig) -> list[Any]:
     missing = [item for value, item in keyed if value is None]
     try:
         ordered = sorted(present, key=lambda pair: pair[0], reverse=config.reverse)
-    except TypeError:
+    except TypeError as exc:
         raise NodeError(
             f"sort: the values at key {config.key or '(the items themselves)'!r} cannot be ordered "
             "(mixed types, or objects)",
             hint="set `key` to a field that holds numbers or text in every item",
             retryable=False,
-        ) from None
+        ) from exc
     return [item for _, item in ordered] + missing
 
 
@@ -561,7 +561,7 @@ class TransformConfig(BaseModel):
                 try:
                     compile_jsonpath(expression)
                 except (JSONPathError, ValueError, TypeError) as exc:
-                    raise ValueError(f"mapping[{key!r}]: invalid JSONPath {expression!r}: {exc}") from None
+                    raise ValueError(f"mapping[{key!r}]: invalid JSONPath {expression!r}: {exc}") from exc
         return mapping
 
 
@@ -610,7 +610,7 @@ class TransformNode(Node[TransformConfig]):
             raise NodeError(
                 f"mapping[{key!r}]: JSONPath failed on this data: {type(exc).__name__}: {exc}",
                 retryable=False,
-            ) from None
+            ) from exc
         if not definite:
             return values
         return values[0] if values else None

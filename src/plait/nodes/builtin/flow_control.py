@@ -139,7 +139,7 @@ class MapNode(Node[MapConfig]):
                 try:
                     return _unwrap(await ctx.run_body("body", aliases={"item": item, "index": index}))
                 except NodeError as exc:
-                    raise NodeError(f"item {index}: {exc.message}", hint=exc.hint) from None
+                    raise NodeError(f"item {index}: {exc.message}", hint=exc.hint) from exc
 
         async with asyncio.TaskGroup() as group:
             tasks = [group.create_task(one(i, item)) for i, item in enumerate(items)]

@@ -148,25 +148,25 @@ class HttpNode(Node[HttpConfig]):
             try:
                 response, raw = await self._attempt(client, request, cfg, shown)
             except BlockedURLError as exc:
-                raise NodeError(exc.message, retryable=False) from None  # the message says how to fix it
+                raise NodeError(exc.message, retryable=False) from exc  # the message says how to fix it
             except ResponseTooLargeError as exc:
                 raise NodeError(exc.message, hint=exc.hint, retryable=False) from exc
-            except httpx.TooManyRedirects:
+            except httpx.TooManyRedirects as exc:
                 raise NodeError(
                     f"request to {shown} was redirected more than {MAX_REDIRECTS} times", retryable=False
-                ) from None
-            except (httpx.TimeoutException, TimeoutError):
+                ) from exc
+            except (httpx.TimeoutException, TimeoutError) as exc:
                 if attempt < attempts:
                     await asyncio.sleep(delay)
                     continue
-                raise NodeError(f"request to {shown} timed out after {cfg.timeout_s:g}s") from None
+                raise NodeError(f"request to {shown} timed out after {cfg.timeout_s:g}s") from exc
             except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
                 if attempt < attempts:
                     await asyncio.sleep(delay)
                     continue
-                raise NodeError(f"request to {shown} failed: {_describe(exc)}") from None
+                raise NodeError(f"request to {shown} failed: {_describe(exc)}") from exc
             except httpx.HTTPError as exc:  # invalid redirect target, bad encoding, local protocol error...
-                raise NodeError(f"request to {shown} failed: {_describe(exc)}", retryable=False) from None
+                raise NodeError(f"request to {shown} failed: {_describe(exc)}", retryable=False) from exc
             elapsed_ms = (time.perf_counter() - t0) * 1000
             status = response.status_code
             transient = status >= 500 or status == 429
@@ -211,7 +211,7 @@ class HttpNode(Node[HttpConfig]):
             if params:
                 target = target.copy_merge_params(params)
         except (httpx.InvalidURL, TypeError, ValueError) as exc:
-            raise NodeError(f"invalid url {_short(url)}: {exc}", retryable=False) from None
+            raise NodeError(f"invalid url {_short(url)}: {exc}", retryable=False) from exc
         if target.scheme not in ("http", "https") or not target.host:
             raise NodeError(
                 f"invalid url {_short(url)}: only absolute http:// and https:// URLs are supported",
@@ -225,7 +225,7 @@ class HttpNode(Node[HttpConfig]):
         try:
             allow = allowlist_from_env()
         except ValueError as exc:
-            raise NodeError(str(exc), hint=f"fix {ALLOW_ENV}", retryable=False) from None
+            raise NodeError(str(exc), hint=f"fix {ALLOW_ENV}", retryable=False) from exc
         client = shared_client(allow)
         request = client.build_request(
             cfg.method,

@@ -188,8 +188,8 @@ def _coerce(field: HumanField, value: Any) -> Any:
         raise ValueError("must be true or false")
     try:
         number = float(value)
-    except (TypeError, ValueError):
-        raise ValueError("must be a number") from None
+    except (TypeError, ValueError) as exc:
+        raise ValueError("must be a number") from exc
     if field.type == "integer":
         if not number.is_integer():
             raise ValueError("must be a whole number")

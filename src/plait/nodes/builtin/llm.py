@@ -97,7 +97,7 @@ class LlmConfig(ModelSettings):
             try:
                 Draft202012Validator.check_schema(schema)
             except SchemaError as exc:
-                raise ValueError(f"output_schema is not a valid JSON Schema: {exc.message}") from None
+                raise ValueError(f"output_schema is not a valid JSON Schema: {exc.message}") from exc
         return schema
 
     @model_validator(mode="after")
@@ -128,7 +128,7 @@ def parse_json_reply(text: str | None) -> Any:
                     return json.loads(raw[start : end + 1])
                 except json.JSONDecodeError:
                     pass
-        raise ValueError(f"the reply is not valid JSON ({first.msg} at position {first.pos})") from None
+        raise ValueError(f"the reply is not valid JSON ({first.msg} at position {first.pos})") from first
 
 
 def _schema_problem(validator: Draft202012Validator | None, value: Any) -> str | None:

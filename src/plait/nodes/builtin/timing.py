@@ -40,10 +40,10 @@ class DelayConfig(BaseModel):
                 return text  # a template, checked when rendered
             try:
                 return float(text)
-            except ValueError:
+            except ValueError as exc:
                 raise ValueError(
                     "must be a number of seconds or a template like '{{inputs.wait_s}}'"
-                ) from None
+                ) from exc
         return value
 
 
@@ -67,6 +67,6 @@ class DelayNode(Node[DelayConfig]):
                     f"seconds rendered to {rendered!r}: {exc}",
                     hint="the template must produce a number between 0 and 86400",
                     retryable=False,
-                ) from None
+                ) from exc
         await asyncio.sleep(value)
         return ctx.input

@@ -48,7 +48,7 @@ class ToolNode(Node[ToolConfig]):
         try:
             tool = await resolve_tool(ctx, cfg.tool)
         except ToolError as exc:
-            raise NodeError(f"tool {cfg.tool!r}: {exc.message}", hint=exc.hint, retryable=False) from None
+            raise NodeError(f"tool {cfg.tool!r}: {exc.message}", hint=exc.hint, retryable=False) from exc
         missing = [p for p in tool.parameters.get("required", []) if p not in args]
         if missing:
             raise NodeError(
@@ -62,4 +62,4 @@ class ToolNode(Node[ToolConfig]):
         except ToolError as exc:
             raise NodeError(
                 f"tool {cfg.tool!r} failed: {exc.message}", hint=exc.hint, retryable=exc.fatal
-            ) from None
+            ) from exc
