@@ -63,7 +63,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     async def root(request: Request) -> Response:
         """The web UI (or a page saying how to build it); client routes: see `_http` in errors.py."""
-        page = app.state.ui.response(request)
+        ui: WebUI = app.state.ui
+        page = ui.response(request)
         assert page is not None
         return page
 

@@ -23,7 +23,8 @@ bearer = HTTPBearer(auto_error=False, description="An API key as a bearer token.
 
 async def services(request: Request) -> Services:
     # async: FastAPI runs a sync dependency in a worker thread, a thread hop per request.
-    return request.app.state.services
+    svc: Services = request.app.state.services  # set by create_app
+    return svc
 
 
 Svc = Annotated[Services, Depends(services)]

@@ -1,8 +1,15 @@
 """How failures leave the API: one JSON shape, `{"error": {"code", "message", "details"}}`, for
-service errors, plait's own errors that reach a route, HTTP errors and invalid requests."""
+plait's errors, HTTP errors and invalid requests.
+
+Every error plait raises for a person derives from `PlaitError`, so the API maps that base once
+(`reply_for`): the class gives the HTTP status, the error its code, message and details. A
+`PlaitError` the table does not know is a bug in the layer that let it through (the service
+translates what it expects), so it stays a 500 and the server logs it with its cause.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -11,11 +18,31 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from plait.engine.api import RunInputError
-from plait.engine.errors import ResumeError
+from plait.api.ui import WebUI
+from plait.engine.errors import ResumeError, RunInputError
+from plait.errors import PlaitError
 from plait.nodes.base import NodeError
 from plait.service import ServiceError
 from plait.spec.problems import FlowValidationError
+
+# The codes of the HTTP errors Starlette raises (unknown path, wrong method...).
+HTTP_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorReply:
+    """An error as the API answers it: the HTTP status and the body's fields."""
+
+    status: int
+    code: str
+    message: str
+    details: Any = None
 
 
 def error_response(status: int, code: str, message: str, details: Any = None) -> JSONResponse:
@@ -23,29 +50,45 @@ def error_response(status: int, code: str, message: str, details: Any = None) ->
     return JSONResponse(jsonable_encoder(body), status_code=status)
 
 
+def _problems(exc: FlowValidationError | RunInputError) -> dict[str, Any]:
+    return {"problems": [p.to_dict() for p in exc.problems]}
+
+
+def reply_for(exc: PlaitError) -> ErrorReply | None:
+    """The reply for a plait error that reaches a route; None for one the API does not expect."""
+    if isinstance(exc, ServiceError):  # the service names its own status
+        return ErrorReply(exc.status, exc.code, exc.message, exc.details)
+    if isinstance(exc, ResumeError):  # 410 gone when the task expired, else 409 conflict
+        return ErrorReply(410 if exc.expired else 409, exc.code, exc.message)
+    if isinstance(exc, FlowValidationError):  # the message's first line; every problem in details
+        return ErrorReply(422, exc.code, exc.message.splitlines()[0], _problems(exc))
+    if isinstance(exc, RunInputError):
+        return ErrorReply(422, exc.code, "invalid run inputs", _problems(exc))
+    if isinstance(exc, NodeError):  # a node refused the data sent to it (a task's answer)
+        return ErrorReply(422, "invalid_input", exc.message, {"hint": exc.hint} if exc.hint else None)
+    return None
+
+
 def install_error_handlers(app: FastAPI) -> None:
-    @app.exception_handler(ServiceError)
-    async def _service(_: Request, exc: ServiceError) -> JSONResponse:
-        response = error_response(exc.status, exc.code, exc.message, exc.details)
-        if exc.status == 401:
+    @app.exception_handler(PlaitError)
+    async def _plait(_: Request, exc: PlaitError) -> JSONResponse:
+        reply = reply_for(exc)
+        if reply is None:
+            raise exc  # an unexpected error: a 500, logged with its traceback
+        response = error_response(reply.status, reply.code, reply.message, reply.details)
+        if reply.status == 401:
             response.headers["WWW-Authenticate"] = "Bearer"
         return response
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> Response:
-        ui = getattr(request.app.state, "ui", None)
+        ui: WebUI | None = getattr(request.app.state, "ui", None)
         if exc.status_code == 404 and ui is not None:  # a client-side route of the web UI?
             page = ui.response(request)
             if page is not None:
                 return page
-        codes = {
-            400: "bad_request",
-            401: "unauthorized",
-            403: "forbidden",
-            404: "not_found",
-            405: "method_not_allowed",
-        }
-        return error_response(exc.status_code, codes.get(exc.status_code, "http_error"), str(exc.detail))
+        code = HTTP_CODES.get(exc.status_code, "http_error")
+        return error_response(exc.status_code, code, str(exc.detail))
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -54,26 +97,3 @@ def install_error_handlers(app: FastAPI) -> None:
             for e in exc.errors()
         ]
         return error_response(422, "invalid_request", "the request is invalid", details)
-
-    @app.exception_handler(FlowValidationError)
-    async def _flow(_: Request, exc: FlowValidationError) -> JSONResponse:
-        return error_response(
-            422,
-            "invalid_flow",
-            exc.args[0].splitlines()[0],
-            {"problems": [p.to_dict() for p in exc.problems]},
-        )
-
-    @app.exception_handler(RunInputError)
-    async def _inputs(_: Request, exc: RunInputError) -> JSONResponse:
-        return error_response(
-            422, "invalid_input", "invalid run inputs", {"problems": [p.to_dict() for p in exc.problems]}
-        )
-
-    @app.exception_handler(NodeError)
-    async def _node(_: Request, exc: NodeError) -> JSONResponse:
-        return error_response(422, "invalid_input", exc.message, {"hint": exc.hint} if exc.hint else None)
-
-    @app.exception_handler(ResumeError)
-    async def _resume(_: Request, exc: ResumeError) -> JSONResponse:
-        return error_response(410 if exc.expired else 409, "gone" if exc.expired else "conflict", str(exc))
