@@ -4,11 +4,20 @@ The tree (each layer's errors derive from `PlaitError`; `str(error)` is the mess
 `error.with_hint()` the message then "(fix: hint)" when there is a hint):
 
     PlaitError
-    ├── spec.problems.FlowValidationError      a flow document has problems (all of them)
-    ├── expr.refs.TemplateError                 a reference or template cannot be parsed
+    ├── spec.problems.FlowValidationError       a flow document has problems (all of them)
+    ├── spec.model_settings.ScriptError         a `scripted` provider step is malformed
+    ├── expr.refs.TemplateError                 a reference or template cannot be parsed or rendered
     ├── net.guard.BlockedURLError               the SSRF guard refused a URL
-    ├── llm.base.ProviderError                  a model call failed (and its subclasses)
-    ├── tools.base.ToolError                    a tool call failed
+    ├── net.guard.InvalidAllowlistError         a PLAIT_HTTP_ALLOW entry cannot be parsed
+    ├── net.http.ResponseTooLargeError          a response body is over the caller's limit
+    ├── net.http.BodyNotJSONError               a body asked for as JSON is not JSON
+    ├── llm.base.ProviderError                  a model call failed
+    │   ├── ModelNotFoundError                  the provider does not serve the model (falls back)
+    │   ├── AuthenticationError                 the API key was refused
+    │   ├── RateLimitError                      the provider asked to slow down
+    │   ├── ProviderUnavailableError            network error, timeout, 5xx
+    │   └── MissingKeyError                     no API key is set
+    ├── tools.base.ToolError                    a tool call failed (str() includes the hint)
     ├── nodes.base.NodeError                    a node failed cleanly (what the run shows)
     ├── engine errors                           RunInputError, RunNotFoundError, ResumeError, ...
     ├── store errors                            SecretKeyError, DecryptionError

@@ -3,7 +3,7 @@
 - ``Lookup = Callable[[str], Any]`` maps a lower-cased reference root (a node id, ``inputs``,
   ``vars``, ``sys``, ``env``, or an alias such as ``item``) to its value; KeyError if unknown.
 - ``parse_ref``/``get_path`` in refs.py; ``compile_template``/``render``/``find_refs`` in template.py
-  (finding references needs compiled templates; refs.py imports nothing of plait).
+  (finding references needs compiled templates; refs.py imports nothing of plait but its error base).
 """
 
 from plait.expr.refs import Lookup, Ref, TemplateError, get_path, parse_ref

@@ -1,5 +1,5 @@
 """Reference parsing and path resolution (finding every reference in a value needs templates, so
-`find_refs` lives in template.py; this module imports nothing else of plait).
+`find_refs` lives in template.py; this module imports nothing else of plait but `PlaitError`).
 
 Two syntaxes reach the same `Ref`: plait's `{{node.port.path}}` and RAGFlow's `{cpn_id@param.path}`
 (any number of braces, spaces inside, ids with `:`). Ids are case-insensitive, so roots are
@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from plait.errors import PlaitError
 
 Lookup = Callable[[str], Any]
 
@@ -29,8 +31,10 @@ _INT = re.compile(r"-?[0-9]+")
 _SINGLE_BRACE_ROOTS = ("sys.", "env.")
 
 
-class TemplateError(ValueError):
+class TemplateError(PlaitError, ValueError):
     """A template or reference that cannot be parsed; the message says what and where."""
+
+    code = "invalid_template"
 
 
 @dataclass(frozen=True, slots=True)

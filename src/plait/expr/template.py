@@ -16,7 +16,8 @@ from typing import Any
 
 import jinja2
 from jinja2 import meta
-from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
+from jinja2.exceptions import SecurityError
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from plait.expr.refs import Lookup, Ref, TemplateError, get_path, scan
 
@@ -33,11 +34,11 @@ _JSON = json.JSONEncoder(ensure_ascii=False, default=str)
 
 def _text(value: Any) -> str:
     """How a value reads inside text: JSON for data so prompts get `true`/`{"a": 1}`, not Python repr."""
-    kind = type(value)
-    if kind is str:
+    if type(value) is str:  # the hot case first
         return value
     if value is None:
         return ""
+    kind = type(value)
     if kind is int:  # the hot cases first: no encoder for a number
         return int.__repr__(value)
     if kind is bool:
@@ -99,7 +100,7 @@ def _jinja_safe(ref: Ref) -> bool:
 class Template:
     """A compiled template; build with `compile_template` (cached) so each text is parsed once.
 
-    Plain mode keeps `_parts` (literals, with None where a reference goes) and `_slots` (index, ref)
+    Plain mode keeps `_parts` (literals, with "" where a reference goes) and `_slots` (index, ref)
     so rendering is a fill-in and a join. Jinja mode keeps the compiled Jinja template.
     """
 
@@ -120,17 +121,17 @@ class Template:
         literal.append(text[pos:])
         jinja_like = any(marker in chunk for chunk in literal for marker in _JINJA_MARKERS)
         if jinja_like and self._compile_jinja(found):
-            self._parts: tuple[str | None, ...] = ()
+            self._parts: tuple[str, ...] = ()
             self._slots: tuple[tuple[int, Ref], ...] = ()
             self.is_static = False
             return
-        parts: list[str | None] = []
+        parts: list[str] = []
         slots: list[tuple[int, Ref]] = []
         for chunk, (_, _, ref, _) in zip(literal, found, strict=False):
             if chunk:
                 parts.append(chunk)
             slots.append((len(parts), ref))
-            parts.append(None)
+            parts.append("")
         if literal[-1]:
             parts.append(literal[-1])
         self._parts = tuple(parts)
@@ -160,7 +161,7 @@ class Template:
             ast = _ENV.parse("".join(source))
         except jinja2.TemplateSyntaxError as exc:
             if "{%" in text or "{{" in text:
-                raise TemplateError(f"template syntax error on line {exc.lineno}: {exc.message}") from None
+                raise TemplateError(f"template syntax error on line {exc.lineno}: {exc.message}") from exc
             return False
         names = sorted(
             n for n in meta.find_undeclared_variables(ast) if not n.startswith(_SUB) and n not in _ENV.globals
@@ -180,13 +181,13 @@ class Template:
         if self._whole is not None:
             return _resolve(self._whole, lookup)
         if self._jinja is not None:
-            return self._render_jinja(lookup)
+            return self._render_jinja(self._jinja, lookup)
         parts = list(self._parts)
         for i, ref in self._slots:
             parts[i] = _text(_resolve(ref, lookup))
-        return "".join(parts)  # type: ignore[arg-type]
+        return "".join(parts)
 
-    def _render_jinja(self, lookup: Lookup) -> str:
+    def _render_jinja(self, jinja: jinja2.Template, lookup: Lookup) -> str:
         variables: dict[str, Any] = {name: _text(_resolve(ref, lookup)) for name, ref in self._subs}
         for name, root in self._names:
             try:
@@ -194,13 +195,13 @@ class Template:
             except KeyError:
                 continue  # left undefined: renders as "" and chains through attributes
         try:
-            return self._jinja.render(variables)  # type: ignore[union-attr]
+            return jinja.render(variables)
         except SecurityError as exc:
-            raise TemplateError(f"template blocked by the sandbox: {exc}") from None
+            raise TemplateError(f"template blocked by the sandbox: {exc}") from exc
         except jinja2.TemplateError as exc:
-            raise TemplateError(f"template error: {exc}") from None
+            raise TemplateError(f"template error: {exc}") from exc
         except Exception as exc:  # errors inside expressions, e.g. `{{ 1 / 0 }}`
-            raise TemplateError(f"template error: {type(exc).__name__}: {exc}") from None
+            raise TemplateError(f"template error: {type(exc).__name__}: {exc}") from exc
 
     def __repr__(self) -> str:
         return f"Template({self.text!r})"

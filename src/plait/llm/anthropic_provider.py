@@ -36,19 +36,18 @@ DEFAULT_MAX_TOKENS = 4096
 def map_error(exc: Exception, *, provider: str, model: str) -> ProviderError:
     """The ProviderError for an `anthropic` SDK exception."""
     message = deepest_message(exc)
-    kw = {"provider": provider, "model": model}
     if isinstance(exc, anthropic.APIConnectionError):
-        return ProviderUnavailableError(message, **kw)
+        return ProviderUnavailableError(message, provider=provider, model=model)
     if isinstance(exc, anthropic.APIStatusError):
         if isinstance(exc, (anthropic.AuthenticationError, anthropic.PermissionDeniedError)):
-            return AuthenticationError(message, **kw)
+            return AuthenticationError(message, provider=provider, model=model)
         if isinstance(exc, anthropic.RateLimitError):
-            return RateLimitError(message, **kw)
+            return RateLimitError(message, provider=provider, model=model)
         if isinstance(exc, anthropic.NotFoundError) and "model" in message.lower():
-            return ModelNotFoundError(message, **kw)
+            return ModelNotFoundError(message, provider=provider, model=model)
         if exc.status_code >= 500:
-            return ProviderUnavailableError(message, **kw)
-    return ProviderError(message, **kw)
+            return ProviderUnavailableError(message, provider=provider, model=model)
+    return ProviderError(message, provider=provider, model=model)
 
 
 def _json_instruction(fmt: dict[str, Any] | None) -> str | None:
@@ -202,7 +201,7 @@ class AnthropicProvider:
                     f"the model called tool {b['name']!r} with arguments that are not JSON ({exc.msg})",
                     provider=self.name,
                     model=request.model,
-                ) from None
+                ) from exc
             calls.append(ToolCall(b["id"], b["name"], args))
         return ChatResponse(
             content="".join(text) if text or not calls else None,

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from plait.errors import PlaitError
+
 Role = Literal["system", "user", "assistant", "tool"]
 
 
@@ -95,12 +97,13 @@ class Provider(Protocol):
     async def chat(self, request: ChatRequest, *, on_delta: DeltaSink | None = None) -> ChatResponse: ...
 
 
-class ProviderError(Exception):
+class ProviderError(PlaitError):
     """A model call failed; `message` is the deepest meaningful message from the backend."""
+
+    code = "provider_error"
 
     def __init__(self, message: str, *, provider: str = "", model: str | None = None) -> None:
         super().__init__(message)
-        self.message = message
         self.provider = provider
         self.model = model
 
@@ -110,6 +113,8 @@ class ModelNotFoundError(ProviderError):
 
     `models_tried` lists the candidates tried when fallback gave up (set by `plait.llm.chat`).
     """
+
+    code = "model_not_found"
 
     def __init__(
         self,
@@ -124,19 +129,27 @@ class ModelNotFoundError(ProviderError):
 
 
 class AuthenticationError(ProviderError):
-    pass
+    """The provider refused the API key (or the key may not use this model)."""
+
+    code = "provider_auth_failed"
 
 
 class RateLimitError(ProviderError):
-    pass
+    """The provider asked to slow down (HTTP 429)."""
+
+    code = "rate_limited"
 
 
 class ProviderUnavailableError(ProviderError):
     """Network errors, timeouts, 5xx: the backend could not answer."""
 
+    code = "provider_unavailable"
+
 
 class MissingKeyError(ProviderError):
     """No API key: `variable` names the stored variable / environment variable to set."""
+
+    code = "missing_key"
 
     def __init__(self, variable: str, *, provider: str = "") -> None:
         super().__init__(

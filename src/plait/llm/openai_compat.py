@@ -39,20 +39,19 @@ def _is_model_missing(exc: openai.APIStatusError, message: str) -> bool:
 def map_error(exc: Exception, *, provider: str, model: str) -> ProviderError:
     """The ProviderError for an `openai` SDK exception."""
     message = deepest_message(exc)
-    kw = {"provider": provider, "model": model}
     if isinstance(exc, openai.APIConnectionError):  # includes timeouts
-        return ProviderUnavailableError(message, **kw)
+        return ProviderUnavailableError(message, provider=provider, model=model)
     if isinstance(exc, openai.APIStatusError):
         if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
-            return AuthenticationError(message, **kw)
+            return AuthenticationError(message, provider=provider, model=model)
         if isinstance(exc, openai.RateLimitError):
-            return RateLimitError(message, **kw)
+            return RateLimitError(message, provider=provider, model=model)
         if exc.status_code in (400, 404, 422) and _is_model_missing(exc, message):
-            return ModelNotFoundError(message, **kw)
+            return ModelNotFoundError(message, provider=provider, model=model)
         if exc.status_code >= 500:
-            return ProviderUnavailableError(message, **kw)
-        return ProviderError(message, **kw)
-    return ProviderError(message, **kw)
+            return ProviderUnavailableError(message, provider=provider, model=model)
+        return ProviderError(message, provider=provider, model=model)
+    return ProviderError(message, provider=provider, model=model)
 
 
 def to_openai_messages(messages: list[Message]) -> list[dict[str, Any]]:
@@ -106,7 +105,7 @@ def _parse_arguments(raw: str | None, name: str, *, provider: str, model: str) -
             f"the model called tool {name!r} with arguments that are not JSON ({exc.msg}): {raw[:200]!r}",
             provider=provider,
             model=model,
-        ) from None
+        ) from exc
     if not isinstance(value, dict):
         raise ProviderError(
             f"the model called tool {name!r} with arguments that are not an object: {raw[:200]!r}",

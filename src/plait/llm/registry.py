@@ -104,9 +104,10 @@ def default_providers(secret: SecretLookup | None = None) -> ProviderRegistry:
 def lookup(source: Any, name: str) -> Provider | None:
     """`source.get(name)`, tolerating plain dicts (None or KeyError mean "not there")."""
     try:
-        return source.get(name)
+        found: Provider | None = source.get(name)
     except KeyError:
         return None
+    return found
 
 
 def scripted(script: Any, *, name: str = "scripted") -> ScriptedProvider:

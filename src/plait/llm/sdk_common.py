@@ -34,10 +34,10 @@ def _deepest(exc: BaseException) -> str:
             return str(inner["message"])
         if isinstance(inner, str) and inner:
             return inner
-        if isinstance(body.get("message"), str):
-            return body["message"]
-        if isinstance(body.get("detail"), str):
-            return body["detail"]
+        if isinstance(message := body.get("message"), str):
+            return message
+        if isinstance(detail := body.get("detail"), str):
+            return detail
     elif isinstance(body, str) and body.strip():
         return body.strip()
     seen = {id(exc)}

@@ -59,6 +59,8 @@ import anyio
 import httpcore
 import httpx
 
+from plait.errors import PlaitError
+
 ALLOW_ENV = "PLAIT_HTTP_ALLOW"
 MAX_REDIRECTS = 5
 ALLOWED_SCHEMES = frozenset({"http", "https"})
@@ -72,8 +74,10 @@ _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _FIX = f"if this destination is trusted, add it to {ALLOW_ENV}"
 
 
-class BlockedURLError(ValueError):
+class BlockedURLError(PlaitError, ValueError):
     """A URL the SSRF guard refuses; the message names the host, the address, why, and the fix."""
+
+    code = "blocked_url"
 
     def __init__(
         self,
@@ -84,10 +88,15 @@ class BlockedURLError(ValueError):
         reason: str | None = None,
     ) -> None:
         super().__init__(message)
-        self.message = message
         self.host = host
         self.address = address
         self.reason = reason
+
+
+class InvalidAllowlistError(PlaitError, ValueError):
+    """A ``PLAIT_HTTP_ALLOW`` entry that is not a hostname, host:port, IP address or CIDR network."""
+
+    code = "invalid_allowlist"
 
 
 # --------------------------------------------------------------------------- address policy
@@ -161,7 +170,7 @@ def _normalize_hostname(host: str) -> str:
         try:
             name = httpx.URL(f"http://{name}/").raw_host.decode("ascii")
         except (httpx.InvalidURL, UnicodeError) as exc:
-            raise ValueError(str(exc)) from None
+            raise ValueError(str(exc)) from exc
     if not _HOSTNAME.match(name):
         raise ValueError("invalid host name")
     return name
@@ -203,13 +212,14 @@ def _parse_entry(raw: str) -> _Entry:
         hostname = _normalize_hostname(host[2:] if wildcard else host)
         return _Entry(text, hostname=hostname, wildcard=wildcard, port=port)
     except (ValueError, httpx.InvalidURL) as exc:
-        raise ValueError(
+        raise InvalidAllowlistError(
             f"{ALLOW_ENV} entry {raw.strip()!r} is not a hostname, host:port, IP address or CIDR network ({exc})"
-        ) from None
+        ) from exc
 
 
 class Allowlist(Sequence[str]):
-    """Parsed allowlist entries (a sequence of the entry strings). Invalid entries raise ValueError."""
+    """Parsed allowlist entries (a sequence of the entry strings). Invalid entries raise
+    InvalidAllowlistError (a ValueError)."""
 
     __slots__ = ("_entries",)
 
@@ -279,7 +289,7 @@ class Allowlist(Sequence[str]):
 
 
 def allowlist_from_env(environ: Mapping[str, str] | None = None) -> Allowlist:
-    """The allowlist in ``PLAIT_HTTP_ALLOW`` (comma-separated); ValueError names a bad entry."""
+    """The allowlist in ``PLAIT_HTTP_ALLOW`` (comma-separated); InvalidAllowlistError names a bad entry."""
     env = os.environ if environ is None else environ
     return Allowlist(env.get(ALLOW_ENV, "").split(","))
 
@@ -298,7 +308,7 @@ def _target(url: str | httpx.URL) -> _Target:
     try:
         parsed = url if isinstance(url, httpx.URL) else httpx.URL(url)
     except (httpx.InvalidURL, TypeError, UnicodeError) as exc:
-        raise BlockedURLError(f"invalid URL {str(url)[:200]!r}: {exc}", reason="invalid") from None
+        raise BlockedURLError(f"invalid URL {str(url)[:200]!r}: {exc}", reason="invalid") from exc
     scheme = parsed.scheme.lower()
     if scheme not in ALLOWED_SCHEMES:
         shown = f"{scheme}://" if scheme else "a URL without a scheme"
@@ -390,7 +400,7 @@ def check_url(url: str | httpx.URL, allow: Sequence[str] | None = None) -> None:
     try:
         addresses = resolve(t.host, t.port)
     except OSError as exc:
-        raise _resolution_failed(t.host, exc) from None
+        raise _resolution_failed(t.host, exc) from exc
     check_addresses(t.host, t.port, addresses, allowlist)
 
 
@@ -403,7 +413,7 @@ async def acheck_url(url: str | httpx.URL, allow: Sequence[str] | None = None) -
     except OSError as exc:
         if allowlist.allows_host(t.host, t.port):
             return []
-        raise _resolution_failed(t.host, exc) from None
+        raise _resolution_failed(t.host, exc) from exc
     return check_addresses(t.host, t.port, addresses, allowlist)
 
 
@@ -434,10 +444,10 @@ def guarded_backend_class(core: ModuleType) -> type[Any]:
             try:
                 with anyio.fail_after(timeout):
                     addresses = await aresolve(host, port)
-            except TimeoutError:
-                raise core.ConnectTimeout(f"resolving {host} timed out") from None
+            except TimeoutError as exc:
+                raise core.ConnectTimeout(f"resolving {host} timed out") from exc
             except OSError as exc:
-                raise core.ConnectError(f"could not resolve host {host!r}: {exc}") from None
+                raise core.ConnectError(f"could not resolve host {host!r}: {exc}") from exc
             last: Exception | None = None
             for addr in check_addresses(host, port, addresses, self.allow):
                 try:

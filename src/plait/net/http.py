@@ -20,7 +20,8 @@ import re
 from typing import Any
 
 import httpx
-from bs4 import BeautifulSoup, NavigableString
+from bs4 import BeautifulSoup
+from bs4.element import NavigableString
 
 from plait.errors import PlaitError
 from plait.net.guard import Allowlist, guarded_client
@@ -107,7 +108,8 @@ def decode_text(raw: bytes, response: httpx.Response) -> str:
 
 
 def _mime(response: httpx.Response) -> str:
-    return response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    content_type: str = response.headers.get("content-type", "")
+    return content_type.split(";", 1)[0].strip().lower()
 
 
 def _is_json_type(mime: str) -> bool:

@@ -33,6 +33,8 @@ import signal
 import sys
 import time
 import traceback
+from collections.abc import Callable
+from typing import Any
 
 # Imported while still privileged and before the clock starts, so user code gets them for free.
 _PRELOAD = (
@@ -70,7 +72,8 @@ def _call(name: str, *args: object) -> int:
 
 # ----------------------------------------------------------------------------- supervisor
 def _read_all(fd: int, limit: int = 256 << 20) -> bytes:
-    parts, size = [], 0
+    parts: list[bytes] = []
+    size = 0
     while True:
         chunk = os.read(fd, 1 << 20)
         if not chunk:
@@ -91,7 +94,7 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
-def _enter_namespaces(network: bool) -> dict:
+def _enter_namespaces(network: bool) -> dict[str, Any]:
     """Unshare a PID (and, without network, a network) namespace for the runner."""
     info = {"pid_namespace": False, "network": False, "user_namespace": False}
     if not sys.platform.startswith("linux"):
@@ -138,7 +141,7 @@ def _wait_child(pid: int, rfd: int, timeout_s: float, cap: int) -> tuple[bytes, 
     deadline = time.monotonic() + timeout_s
     pidfd = -1
     try:
-        pidfd = os.pidfd_open(pid)  # type: ignore[attr-defined]
+        pidfd = os.pidfd_open(pid)
     except (AttributeError, OSError):
         pass
     poller = select.poll()
@@ -242,7 +245,7 @@ def supervise(resp_fd: int) -> None:
     os.close(wfd)
     cap = int(limits["result_bytes"]) + (1 << 20)
     data, state, status = _wait_child(pid, rfd, float(limits["timeout_s"]), cap)
-    header: dict = {"state": state, "duration_ms": (time.monotonic() - started) * 1000}
+    header: dict[str, Any] = {"state": state, "duration_ms": (time.monotonic() - started) * 1000}
     if status is not None:
         if os.WIFEXITED(status):
             header["exit_code"] = os.WEXITSTATUS(status)
@@ -261,7 +264,7 @@ def supervise(resp_fd: int) -> None:
 
 
 # ----------------------------------------------------------------------------- runner
-def _set_rlimits(limits: dict) -> list[str]:
+def _set_rlimits(limits: dict[str, Any]) -> list[str]:
     mib = 1 << 20
     cpu = max(1, int(-(-float(limits["cpu_s"]) // 1)))
     wanted = [
@@ -365,7 +368,8 @@ def _syscall(nr: int, *args: object) -> int:
     if LIBC is None:
         return -1
     LIBC.syscall.restype = ctypes.c_long
-    return LIBC.syscall(ctypes.c_long(nr), *args)
+    result: int = LIBC.syscall(ctypes.c_long(nr), *args)
+    return result
 
 
 def _landlock_ruleset(scratch: str, network: bool, deny_tcp: bool) -> tuple[int, int]:
@@ -424,11 +428,11 @@ def _on_xcpu(signum: int, frame: object) -> None:
     raise _CPULimit()
 
 
-def _guarded_open_factory(scratch: str):
+def _guarded_open_factory(scratch: str) -> Callable[..., Any]:
     real_open = builtins.open
     allowed_files = {"/dev/null"}
 
-    def open(file, mode="r", *args, **kwargs):  # noqa: A001 - replaces the builtin for user code
+    def open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:  # noqa: A001 - replaces the builtin for user code
         if isinstance(file, int):
             return real_open(file, mode, *args, **kwargs)
         path = os.fsdecode(os.fspath(file))
@@ -501,7 +505,7 @@ def _looks_like_network_denied(exc: BaseException, depth: int = 0) -> bool:
     return isinstance(inner, BaseException) and depth < 5 and _looks_like_network_denied(inner, depth + 1)
 
 
-def _execute(req: dict, scratch: str) -> dict:
+def _execute(req: dict[str, Any], scratch: str) -> dict[str, Any]:
     """Run the user's function; returns the outcome dict (never raises)."""
     source, function = req["source"], req.get("function") or "main"
     linecache.cache[USER_FILENAME] = (len(source), None, source.splitlines(True), USER_FILENAME)
@@ -555,7 +559,7 @@ def _execute(req: dict, scratch: str) -> dict:
     return {"ok": True, "value": value}
 
 
-def _encode_outcome(outcome: dict) -> bytes:
+def _encode_outcome(outcome: dict[str, Any]) -> bytes:
     try:
         return json.dumps(outcome).encode()
     except (TypeError, ValueError, RecursionError) as exc:
@@ -572,7 +576,7 @@ def _encode_outcome(outcome: dict) -> bytes:
         return json.dumps({"ok": False, "kind": "serialization", "error": message}).encode()
 
 
-def _runner(req: dict, wfd: int, ns: dict, drop: bool) -> None:
+def _runner(req: dict[str, Any], wfd: int, ns: dict[str, Any], drop: bool) -> None:
     try:
         iso = _confine(req, ns, drop)
     except BaseException as exc:  # noqa: BLE001 - fail closed: the user code never runs
@@ -596,7 +600,7 @@ def _runner(req: dict, wfd: int, ns: dict, drop: bool) -> None:
     os._exit(0)
 
 
-def _confine(req: dict, ns: dict, drop: bool) -> dict:
+def _confine(req: dict[str, Any], ns: dict[str, Any], drop: bool) -> dict[str, Any]:
     """Apply every restriction to this process; returns the isolation report."""
     limits = req["limits"]
     scratch = os.path.realpath(req["scratch"])

@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from plait.spec.models import FlowDocument
 from plait.spec.problems import FlowValidationError, Problem
@@ -38,7 +39,7 @@ def read_document_data(source: str | Path | dict[str, Any]) -> dict[str, Any]:
                     hint="fix the JSON/YAML syntax at the position shown",
                 )
             ]
-        ) from None
+        ) from exc
     if not isinstance(data, dict):
         raise FlowValidationError(
             [
@@ -63,10 +64,10 @@ def parse_document(data: dict[str, Any]) -> FlowDocument:
     try:
         return FlowDocument.model_validate(data)
     except ValidationError as exc:
-        raise FlowValidationError([_problem_from_error(data, err) for err in exc.errors()]) from None
+        raise FlowValidationError([_problem_from_error(data, err) for err in exc.errors()]) from exc
 
 
-def _problem_from_error(data: dict[str, Any], err: dict[str, Any]) -> Problem:
+def _problem_from_error(data: dict[str, Any], err: ErrorDetails) -> Problem:
     loc = list(err.get("loc", ()))
     node_id = None
     if len(loc) >= 2 and loc[0] in ("nodes", "edges") and isinstance(loc[1], int):

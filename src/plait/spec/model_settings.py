@@ -15,6 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from plait.errors import PlaitError
+
 
 @dataclass(frozen=True, slots=True)
 class Preset:
@@ -55,8 +57,10 @@ _STEP_KEYS = frozenset(
 )
 
 
-class ScriptError(ValueError):
+class ScriptError(PlaitError, ValueError):
     """A malformed script: says which step and what to change."""
+
+    code = "invalid_script"
 
 
 def normalize_step(step: Any, index: int) -> dict[str, Any]:
@@ -72,24 +76,24 @@ def normalize_step(step: Any, index: int) -> dict[str, Any]:
         raise ScriptError(
             f"{where}: unknown key(s) {', '.join(sorted(unknown))}; use {', '.join(sorted(_STEP_KEYS))}"
         )
-    step = dict(step)
-    if "error" in step and step["error"] not in SCRIPT_ERRORS:
-        raise ScriptError(f"{where}: error must be one of {', '.join(SCRIPT_ERRORS)}, got {step['error']!r}")
-    if "content" in step and "json" in step:
+    out: dict[str, Any] = dict(step)
+    if "error" in out and out["error"] not in SCRIPT_ERRORS:
+        raise ScriptError(f"{where}: error must be one of {', '.join(SCRIPT_ERRORS)}, got {out['error']!r}")
+    if "content" in out and "json" in out:
         raise ScriptError(f"{where}: give either content or json, not both")
-    if "json" in step:
-        step["content"] = json.dumps(step.pop("json"), ensure_ascii=False)
-    if "chunks" in step:
-        chunks = step["chunks"]
+    if "json" in out:
+        out["content"] = json.dumps(out.pop("json"), ensure_ascii=False)
+    if "chunks" in out:
+        chunks = out["chunks"]
         if not isinstance(chunks, list) or not all(isinstance(c, str) for c in chunks):
             raise ScriptError(f"{where}: chunks must be a list of strings")
         joined = "".join(chunks)
-        if step.setdefault("content", joined) != joined:
+        if out.setdefault("content", joined) != joined:
             raise ScriptError(f"{where}: the chunks must add up to the content")
-    if "content" in step and not isinstance(step["content"], str):
+    if "content" in out and not isinstance(out["content"], str):
         raise ScriptError(f"{where}: content must be a string (use json for structured replies)")
     calls = []
-    for n, call in enumerate(step.get("tool_calls") or [], 1):
+    for n, call in enumerate(out.get("tool_calls") or [], 1):
         if not isinstance(call, Mapping) or not isinstance(call.get("name"), str):
             raise ScriptError(
                 f"{where}: each tool call needs a name, e.g. {{'name': 'search', 'arguments': {{}}}}"
@@ -106,10 +110,10 @@ def normalize_step(step: Any, index: int) -> dict[str, Any]:
                 "arguments": dict(args),
             }
         )
-    step["tool_calls"] = calls
-    if not ("content" in step or calls or "error" in step):
+    out["tool_calls"] = calls
+    if not ("content" in out or calls or "error" in out):
         raise ScriptError(f"{where}: needs content, json, tool_calls or error")
-    return step
+    return out
 
 
 def check_script(script: Iterable[Any]) -> None:

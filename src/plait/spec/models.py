@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from plait.spec.model_settings import ModelSettings
 
-SCHEMA_ID = "plait/flow@1"
+SCHEMA_ID: Final = "plait/flow@1"
 DEFAULT_PORT_OUT = "out"
 DEFAULT_PORT_IN = "in"
 # Roots of references that are not node ids; a node may not use them as its id.

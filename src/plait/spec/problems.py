@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from plait.errors import PlaitError
+
 
 @dataclass(frozen=True, slots=True)
 class Problem:
@@ -25,8 +27,10 @@ class Problem:
         return f"{text} (fix: {self.hint})" if self.hint else text
 
 
-class FlowValidationError(ValueError):
+class FlowValidationError(PlaitError, ValueError):
     """Raised when a flow document has problems; carries all of them, not just the first."""
+
+    code = "invalid_flow"
 
     def __init__(self, problems: list[Problem]) -> None:
         self.problems = problems

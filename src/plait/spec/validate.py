@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
@@ -23,9 +23,9 @@ EDGE_LLM_ROOTS = frozenset({"input"})
 
 
 class NodeTypeInfo(Protocol):
-    Config: type[BaseModel]
-    input_ports: tuple[str, ...]
-    late_bound_fields: frozenset[str]
+    Config: ClassVar[type[BaseModel]]
+    input_ports: ClassVar[tuple[str, ...]]
+    late_bound_fields: ClassVar[frozenset[str]]
 
     @classmethod
     def output_ports(cls, config: BaseModel) -> list[str]: ...

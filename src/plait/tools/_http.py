@@ -45,7 +45,7 @@ class Fetched:
         try:
             return json.loads(self.raw)
         except ValueError as exc:
-            raise ToolError(f"{what} did not answer with JSON ({exc}): {self.text()[:200]!r}") from None
+            raise ToolError(f"{what} did not answer with JSON ({exc}): {self.text()[:200]!r}") from exc
 
     def body(self, mode: str = "auto") -> Any:
         return parse_body(self.raw, self.response, mode, self.url, lenient=True)
@@ -69,7 +69,7 @@ async def fetch(
     try:
         allow = allowlist_from_env()
     except ValueError as exc:
-        raise ToolError(str(exc), hint=f"fix {ALLOW_ENV}", fatal=True) from None
+        raise ToolError(str(exc), hint=f"fix {ALLOW_ENV}", fatal=True) from exc
     client = shared_client(allow)
     try:
         request = client.build_request(
@@ -83,7 +83,7 @@ async def fetch(
             timeout=httpx.Timeout(timeout_s),
         )
     except (httpx.InvalidURL, TypeError, ValueError) as exc:
-        raise ToolError(f"{what}: invalid URL {url[:200]!r}: {exc}") from None
+        raise ToolError(f"{what}: invalid URL {url[:200]!r}: {exc}") from exc
     if request.url.scheme not in ("http", "https") or not request.url.host:
         raise ToolError(f"{what}: invalid URL {url[:200]!r}: only absolute http(s) URLs are supported")
     shown = display_url(request.url)
@@ -95,11 +95,11 @@ async def fetch(
             finally:
                 await response.aclose()
     except BlockedURLError as exc:
-        raise ToolError(f"{what}: {exc.message}") from None
-    except (httpx.TimeoutException, TimeoutError):
-        raise ToolError(f"{what}: request to {shown} timed out after {timeout_s:g}s") from None
+        raise ToolError(f"{what}: {exc.message}") from exc
+    except (httpx.TimeoutException, TimeoutError) as exc:
+        raise ToolError(f"{what}: request to {shown} timed out after {timeout_s:g}s") from exc
     except httpx.HTTPError as exc:
-        raise ToolError(f"{what}: request to {shown} failed: {type(exc).__name__}: {exc}") from None
+        raise ToolError(f"{what}: request to {shown} failed: {type(exc).__name__}: {exc}") from exc
     except ResponseTooLargeError as exc:
         raise ToolError(f"{what}: {exc.message}") from exc
     fetched = Fetched(response.status_code, response.headers, raw, response, shown)

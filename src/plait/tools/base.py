@@ -6,20 +6,25 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from plait.errors import PlaitError
 
-class ToolError(Exception):
-    """A tool call failed in a way the caller (an agent, a node) should see as a clear message."""
+
+class ToolError(PlaitError):
+    """A tool call failed in a way the caller (an agent, a node) should see as a clear message.
+
+    Unlike other plait errors, `str()` includes the hint: the text an agent hands back to the model.
+    """
+
+    code = "tool_error"
 
     def __init__(self, message: str, *, hint: str | None = None, fatal: bool = False) -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
+        super().__init__(message, hint=hint)
         # fatal: the tool cannot work at all (its MCP server is gone, bad configuration); an agent
         # fails the node instead of handing the message back to the model.
         self.fatal = fatal
 
     def __str__(self) -> str:
-        return f"{self.message} (fix: {self.hint})" if self.hint else self.message
+        return self.with_hint()
 
 
 class ToolCallContext(Protocol):

@@ -22,7 +22,7 @@ async def _run(ctx: ToolCallContext, ref: str, inputs: Any) -> Any:
         raise
     except Exception as exc:  # NodeError from the child run: its message says what failed
         message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
-        raise ToolError(f"flow {ref!r} failed: {message}", hint=getattr(exc, "hint", None)) from None
+        raise ToolError(f"flow {ref!r} failed: {message}", hint=getattr(exc, "hint", None)) from exc
 
 
 def flow_tool(

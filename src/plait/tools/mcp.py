@@ -108,7 +108,7 @@ def _parse_servers(raw: Any, where: str) -> dict[str, MCPServerConfig]:
                 f"{where}.{name}{'.' + loc if loc else ''}: {err['msg']}",
                 hint="see docs/tools.md (MCP servers)",
                 fatal=True,
-            ) from None
+            ) from exc
     return out
 
 
@@ -130,7 +130,7 @@ def server_side_servers() -> dict[str, MCPServerConfig]:
             _config_cache[key] = _parse_servers(raw, CONFIG_ENV)
         return _config_cache[key]
     except (OSError, ValueError, yaml.YAMLError) as exc:
-        raise ToolError(f"cannot read {CONFIG_ENV} file {path!r}: {exc}", fatal=True) from None
+        raise ToolError(f"cannot read {CONFIG_ENV} file {path!r}: {exc}", fatal=True) from exc
 
 
 def run_servers(ctx: Any) -> dict[str, tuple[MCPServerConfig, bool]]:
@@ -213,7 +213,7 @@ class _Connection:
         error: BaseException | None = None
         try:
             async with contextlib.AsyncExitStack() as stack:
-                if cfg.command:
+                if cfg.command and self.errlog is not None:  # errlog is opened for stdio servers
                     params = StdioServerParameters(
                         command=cfg.command, args=cfg.args, env=self.env, cwd=cfg.cwd
                     )
@@ -351,9 +351,12 @@ class _Retired(Exception):
 
 
 class _ConnectionLost(Exception):
+    """The server went away; `cause` (also the `__cause__`, for logs) is why, when known."""
+
     def __init__(self, cause: BaseException | None) -> None:
         super().__init__(_describe(cause) if cause else "the connection was closed")
         self.cause = cause
+        self.__cause__ = cause
 
 
 async def _list_all_tools(client: Any) -> list[Any]:
@@ -443,9 +446,9 @@ async def connect(
         try:
             await acheck_url(cfg.url)
         except BlockedURLError as exc:
-            raise ToolError(f"MCP server {name!r}: {exc.message}", fatal=True) from None
+            raise ToolError(f"MCP server {name!r}: {exc.message}", fatal=True) from exc
         except ValueError as exc:
-            raise ToolError(f"MCP server {name!r}: {exc}", fatal=True) from None
+            raise ToolError(f"MCP server {name!r}: {exc}", fatal=True) from exc
     fingerprint = hashlib.sha256(
         json.dumps([name, cfg.model_dump(), env, headers], sort_keys=True).encode()
     ).hexdigest()
@@ -462,12 +465,12 @@ async def connect(
         try:
             async with asyncio.timeout(cfg.connect_timeout_s):
                 await asyncio.shield(conn.ready)
-        except TimeoutError:
+        except TimeoutError as exc:
             await conn.aclose()
             raise ToolError(
                 f"cannot connect to {conn.describe()}: no answer within {cfg.connect_timeout_s:g}s",
                 fatal=True,
-            ) from None
+            ) from exc
         except _ConnectionLost as exc:
             tail = conn.stderr_tail()
             why = f"{exc} ({conn.http_problem})" if conn.http_problem else str(exc)
@@ -475,7 +478,7 @@ async def connect(
                 f"cannot connect to {conn.describe()}: {why}" + (f"; its stderr: {tail}" if tail else ""),
                 hint="check the server's command/URL, headers and that it is running",
                 fatal=True,
-            ) from None
+            ) from exc
     return conn
 
 
@@ -526,11 +529,11 @@ def _make_tool(server: str, cfg: MCPServerConfig, trusted: bool, spec: Any) -> T
             except _Retired:
                 conn = await connect(server, cfg, ctx, trusted=trusted)
                 result = await asyncio.wait_for(conn.call(tool_name, dict(args or {})), cfg.timeout_s)
-        except TimeoutError:
+        except TimeoutError as exc:
             raise ToolError(
                 f"MCP tool {server}/{tool_name} did not answer within {cfg.timeout_s:g}s",
                 hint=f"raise timeout_s of MCP server {server!r}",
-            ) from None
+            ) from exc
         except _ConnectionLost as exc:
             tail = conn.stderr_tail()
             raise ToolError(
@@ -538,9 +541,9 @@ def _make_tool(server: str, cfg: MCPServerConfig, trusted: bool, spec: Any) -> T
                 + (f"; its stderr: {tail}" if tail else ""),
                 hint="check that the server is running; plait reconnects on the next call",
                 fatal=True,
-            ) from None
+            ) from exc
         except Exception as exc:  # MCPError (unknown tool, bad arguments...), validation errors
-            raise ToolError(f"MCP tool {server}/{tool_name} failed: {_describe(exc)}") from None
+            raise ToolError(f"MCP tool {server}/{tool_name} failed: {_describe(exc)}") from exc
         if result.is_error:
             raise ToolError(f"MCP tool {server}/{tool_name} failed: {_error_text(result)}")
         return _result_value(result)

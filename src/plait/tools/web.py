@@ -40,8 +40,8 @@ def _limit(args: dict[str, Any], key: str = "max_results", default: int = 5, top
     value = args.get(key, default)
     try:
         number = int(value)
-    except (TypeError, ValueError):
-        raise ToolError(f"{key} must be an integer, got {value!r}") from None
+    except (TypeError, ValueError) as exc:
+        raise ToolError(f"{key} must be an integer, got {value!r}") from exc
     return max(1, min(number, top))
 
 
@@ -393,7 +393,7 @@ def parse_arxiv(raw: bytes) -> list[dict[str, Any]]:
     try:
         root = ET.fromstring(raw)
     except ET.ParseError as exc:
-        raise ToolError(f"arxiv answered with invalid XML ({exc})") from None
+        raise ToolError(f"arxiv answered with invalid XML ({exc})") from exc
     out: list[dict[str, Any]] = []
     for entry in root.findall(f"{_ATOM}entry"):
 
