@@ -136,10 +136,11 @@ class NodeContext(Protocol):
     def secret(self, name: str) -> str | None:
         """A secret (API key...) by name: stored variables first, then the process environment."""
 
-    async def run_body(self, body: Any, *, aliases: Mapping[str, Any], inputs: Any = None) -> Any:
-        """Run a compiled sub-graph (loop/map body) with alias roots; returns its outputs."""
+    async def run_body(self, body: str, *, aliases: Mapping[str, Any], inputs: Any = None) -> dict[str, Any]:
+        """Run one of this node's bodies (by the name `subgraphs` gives it) with alias roots;
+        returns its outputs."""
 
-    async def run_flow(self, ref: str, inputs: Mapping[str, Any], *, resume: Any = None) -> Any:
+    async def run_flow(self, ref: str, inputs: Mapping[str, Any], *, resume: Any = None) -> dict[str, Any]:
         """Run another flow (by path or id) as a child run; returns its outputs. A child that waits
         for people raises `InterruptRequest` with its task (and its state); `resume` is the answer
         as the subflow node accepted it, to continue that child."""

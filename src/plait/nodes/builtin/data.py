@@ -197,7 +197,8 @@ class DataOpsNode(Node[DataOpsConfig]):
         if operation == "combine":
             return _combine(objects)
         if operation == "filter":
-            keep = config.filter.predicate(ctx)  # type: ignore[union-attr]
+            assert config.filter is not None  # the config's validator requires it for "filter"
+            keep = config.filter.predicate(ctx)
             return [obj for obj in objects if keep(obj)]
         change = self._object_change(ctx, config)
         return change(data) if isinstance(data, dict) else [change(obj) for obj in objects]
@@ -372,7 +373,8 @@ class ListOpsNode(Node[ListOpsConfig]):
         if operation == "tail":
             return items[-config.n :] if config.n else []
         if operation == "filter":
-            keep = config.filter.predicate(ctx)  # type: ignore[union-attr]
+            assert config.filter is not None  # the config's validator requires it for "filter"
+            keep = config.filter.predicate(ctx)
             return [item for item in items if keep(item)]
         if operation == "sort":
             return _sort(items, config)
