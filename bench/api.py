@@ -34,7 +34,9 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import plait  # noqa: E402
-from engine import _time_async, _time_sync, lg_chain, plait_chain  # noqa: E402
+from engine import lg_chain, plait_chain  # noqa: E402
+from engine import time_async as _time_async  # noqa: E402
+from engine import time_sync as _time_sync  # noqa: E402
 
 KEY = "bench-key"
 

@@ -134,11 +134,11 @@ def lg_fanout(n: int) -> Any:
 
 
 # ---------------------------------------------------------------- timing
-def _median_us(samples: list[float], nodes: int) -> float:
+def median_us(samples: list[float], nodes: int) -> float:
     return statistics.median(samples) / nodes * 1e6
 
 
-async def _time_async(fn: Callable[[], Awaitable[Any]], repeat: int) -> list[float]:
+async def time_async(fn: Callable[[], Awaitable[Any]], repeat: int) -> list[float]:
     await fn()  # warm-up
     out = []
     for _ in range(repeat):
@@ -148,7 +148,7 @@ async def _time_async(fn: Callable[[], Awaitable[Any]], repeat: int) -> list[flo
     return out
 
 
-def _time_sync(fn: Callable[[], Any], repeat: int) -> list[float]:
+def time_sync(fn: Callable[[], Any], repeat: int) -> list[float]:
     fn()
     out = []
     for _ in range(repeat):
@@ -164,7 +164,7 @@ async def _plait_us(flow: plait.Flow, nodes: int, repeat: int, checkpointed: boo
         result = await plait.run(flow, checkpointer=cp)
         assert result.status == "completed", result.error
 
-    return _median_us(await _time_async(once, repeat), nodes)
+    return median_us(await time_async(once, repeat), nodes)
 
 
 async def _langgraph_us(graph: Any, nodes: int, repeat: int, checkpointed: bool = False) -> float:
@@ -184,8 +184,8 @@ async def _langgraph_us(graph: Any, nodes: int, repeat: int, checkpointed: bool 
     async def async_once() -> None:
         await graph.ainvoke({"x": 0}, cfg(), **kwargs)
 
-    sync_us = _median_us(await asyncio.to_thread(_time_sync, sync_once, repeat), nodes)
-    async_us = _median_us(await _time_async(async_once, repeat), nodes)
+    sync_us = median_us(await asyncio.to_thread(time_sync, sync_once, repeat), nodes)
+    async_us = median_us(await time_async(async_once, repeat), nodes)
     return min(sync_us, async_us)
 
 
@@ -210,9 +210,9 @@ async def _small_chain(repeat: int, merges: int = 10) -> dict[str, float]:
         for _ in range(lg_batch):
             await graph.ainvoke({"x": 0}, config)
 
-    p = _median_us(await _time_async(plait_batch, repeat), nodes * batch)
-    lg_sync = _median_us(await asyncio.to_thread(_time_sync, lg_sync_batch, repeat), nodes * lg_batch)
-    lg_async = _median_us(await _time_async(lg_async_batch, repeat), nodes * lg_batch)
+    p = median_us(await time_async(plait_batch, repeat), nodes * batch)
+    lg_sync = median_us(await asyncio.to_thread(time_sync, lg_sync_batch, repeat), nodes * lg_batch)
+    lg_async = median_us(await time_async(lg_async_batch, repeat), nodes * lg_batch)
     lg = min(lg_sync, lg_async)
     return {
         "plait_us_per_node": round(p, 2),

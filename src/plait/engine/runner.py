@@ -30,7 +30,7 @@ from plait.engine.invoke import NodeOutcome, OutcomeKind, call, call_inline
 from plait.engine.journal import BodyJournal, EventLog, RunJournal
 from plait.engine.plan import Plan, PlanNode
 from plait.engine.policy import DataflowPolicy, SchedulingPolicy
-from plait.engine.results import NodeRun, RunResult
+from plait.engine.results import RunResult
 from plait.engine.services import RunServices
 from plait.engine.state import RunState
 from plait.engine.status import NodeStatus, RunStatus
@@ -66,7 +66,6 @@ class Runner:
         services: RunServices | None = None,
         policy: SchedulingPolicy = _DATAFLOW,
         timeout_s: float | None = None,
-        sys_extra: Mapping[str, Any] | None = None,
         journal: EventLog | None = None,
         parent: Scope | None = None,
         sys: dict[str, Any] | None = None,
@@ -78,15 +77,16 @@ class Runner:
         self.state = state = RunState(plan, variables if variables is not None else {})
         self.vars = state.vars
         self.outputs = state.outputs
-        self.initial_vars = dict(self.vars)
         self.env = env or {}
         self.services = services or RunServices()
         self.policy = policy
         self.timeout_s = timeout_s
         # A body run reports through its enclosing run's journal and looks up through its scope.
         self.own_journal: RunJournal | None = None
+        self.initial_vars: dict[str, Any] = {}  # what the run record keeps (top-level runs)
         if journal is None:
             journal = self.own_journal = RunJournal(run_id, checkpointer=checkpointer, sinks=sinks)
+            self.initial_vars = dict(self.vars)
         self.journal: EventLog = journal
         self.emit = journal.emit
         self.parent = parent
@@ -103,7 +103,6 @@ class Runner:
                 "flow_id": flow_id,
                 "date": datetime.now(UTC).isoformat(timespec="seconds"),
                 "files": self.inputs.get("files", []),
-                **(sys_extra or {}),
             }
         self.sys = sys
 
@@ -226,7 +225,7 @@ class Runner:
         self._done.clear()
 
     # ----------------------------------------------------------------- node execution
-    def _mark_started(self, pn: PlanNode, attempt: int) -> NodeRun:
+    def _mark_started(self, pn: PlanNode, attempt: int) -> None:
         nr = self.state.node_run(pn.index)
         nr.status, nr.attempts, nr.started_at = _RUNNING, attempt, time.time()
         self.state.status[pn.index] = _RUNNING
@@ -234,7 +233,6 @@ class Runner:
         if attempt != 1 or started is None:
             started = ev.NodeStarted(pn.spec.type, attempt)
         self.journal.emit(started, pn.id)
-        return nr
 
     def _context(
         self, pn: PlanNode, attempt: int, value: Any, ports: dict[str, Any], scope: Scope
