@@ -31,7 +31,7 @@ VARIABLE_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 COMPONENT_PREFIX = "component:"
 
 
-def ports_depend_on_config(cls: type[Node]) -> bool:
+def ports_depend_on_config(cls: type[Node[Any]]) -> bool:
     """A type whose class overrides `output_ports` may derive its ports from its config (switch
     cases, human actions): the canvas asks `ports()` again whenever such a node's config changes."""
     return getattr(cls.output_ports, "__func__", None) is not getattr(Node.output_ports, "__func__", None)
