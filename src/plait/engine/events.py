@@ -327,13 +327,14 @@ class Event:
         """The inverse of `to_dict`."""
         envelope = ("seq", "type", "run_id", "ts", "node_id")
         data = {k: v for k, v in raw.items() if k not in envelope}
+        type_ = str(raw.get("type") or "")
         return cls(
             int(raw.get("seq") or 0),
-            str(raw.get("type") or ""),
+            type_,
             str(raw.get("run_id") or ""),
             float(raw.get("ts") or 0.0),
             raw.get("node_id"),
-            data or None,
+            data_from_wire(type_, data) if data else None,
         )
 
 
