@@ -115,10 +115,6 @@ class Runner:
     def running(self) -> Mapping[int, asyncio.Task[None]]:
         return self._tasks
 
-    @property
-    def interrupts(self) -> dict[int, dict[str, Any]]:
-        return self.state.interrupts
-
     def lookup(self, root: str) -> Any:
         value = self.outputs.get(root, MISSING)
         if value is not MISSING:
