@@ -9,7 +9,7 @@ the checkpointer cannot drift apart.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from plait.engine import events as ev
@@ -44,23 +44,29 @@ def event_rows(run_id: str, events: Sequence[Event]) -> list[dict[str, Any]]:
 
 def sqlite_event_rows(run_id: str, events: Sequence[Event]) -> list[dict[str, Any]]:
     """`run_events` rows for a raw sqlite3 statement (the payload as JSON text)."""
-    rows = event_rows(run_id, events)
-    for row in rows:
-        row["data"] = json_or_none(row["data"])
-    return rows
+    return [
+        {
+            "run_id": run_id,
+            "seq": e.seq,
+            "type": e.type,
+            "node_id": e.node_id,
+            "data": json_or_none(e.wire_data()),
+            "ts": e.ts,
+        }
+        for e in events
+    ]
 
 
 def row_to_event(run_id: str, row: Any) -> Event:
     return Event(row.seq, row.type, run_id, row.ts, row.node_id, row.data)
 
 
-def finished_usage(events: Iterable[Event]) -> dict[str, int] | None:
+def finished_usage(events: Sequence[Event]) -> dict[str, int] | None:
     """The usage a run reported in the last `run_finished` of `events` (None without one)."""
-    usage = None
-    for e in events:
-        if isinstance(e.data, ev.RunFinished):
-            usage = e.data.usage
-    return usage
+    for e in reversed(events):
+        if e.type == ev.RUN_FINISHED and isinstance(e.data, ev.RunFinished):
+            return e.data.usage
+    return None
 
 
 # ---------------------------------------------------------------------------------- node runs
@@ -88,12 +94,12 @@ def delta_row(run_id: str, delta: NodeDelta, event_seq: int | None, now: float) 
 
 
 def sqlite_delta_row(row: dict[str, Any]) -> dict[str, Any]:
-    """A `delta_row` for a raw sqlite3 statement (JSON columns as text)."""
-    out = dict(row)
+    """A `delta_row` made ready for a raw sqlite3 statement (JSON columns as text), in place."""
     for key in NODE_RUN_JSON_COLUMNS:
-        if out[key] is not None:
-            out[key] = json_dumps(out[key])
-    return out
+        value = row[key]
+        if value is not None:
+            row[key] = json_dumps(value)
+    return row
 
 
 def row_to_delta(row: Any) -> NodeDelta:

@@ -56,9 +56,10 @@ class RunControl:
         flow, number, draft = await self.flows.resolve_for_run(flow_id, version)
         data = validate_inputs(flow, inputs)
         run_id = uuid.uuid4().hex
-        with self.launcher.claiming(run_id):
+        self.launcher.claim(run_id)
+        try:
             # One write: the row is created queued and leased to this process.
-            await self.store.runs.create(
+            await self.store.runs.insert(
                 run_id,
                 flow_id,
                 inputs=data,
@@ -70,6 +71,8 @@ class RunControl:
                 lease_until=self._lease_until(),
             )
             task = self.launcher.launch(run_id, flow, Start(data), leased=True)
+        finally:
+            self.launcher.unclaim(run_id)
         return run_id, task
 
     async def run_sync(
@@ -94,8 +97,9 @@ class RunControl:
         if not isinstance(from_node, str) or from_node.lower() not in flow.plan.by_key:
             raise Invalid(f"flow {row.flow_id!r} has no node {from_node!r}")
         new_id = uuid.uuid4().hex
-        with self.launcher.claiming(new_id):
-            await self.store.runs.create(
+        self.launcher.claim(new_id)
+        try:
+            await self.store.runs.insert(
                 new_id,
                 row.flow_id,
                 inputs=row.inputs,
@@ -107,6 +111,8 @@ class RunControl:
                 lease_until=self._lease_until(),
             )
             self.launcher.launch(new_id, flow, Retry(run_id, from_node), leased=True)
+        finally:
+            self.launcher.unclaim(new_id)
         return new_id
 
     async def cancel(self, run_id: str) -> dict[str, Any]:

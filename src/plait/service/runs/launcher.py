@@ -19,8 +19,7 @@ import asyncio
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,6 +96,13 @@ class RunLauncher:
         self.services = RunServices(
             providers=providers, tools=tools, component_source=components, cancels=cancels
         )
+        # What every engine call of the launcher passes (with the run's `env`).
+        self._engine_options: dict[str, Any] = {
+            "checkpointer": store.checkpointer,
+            "on_event": self._sink,
+            "flows": flows,
+            "services": self.services,
+        }
         self._tasks: dict[str, asyncio.Task[RunResult | None]] = {}
         self._row_tasks: dict[str, list[asyncio.Task[Any]]] = defaultdict(list)
         self._locks: dict[str, asyncio.Lock] = {}
@@ -117,14 +123,13 @@ class RunLauncher:
         """Whether this process is creating the run (its row may not be leased yet)."""
         return run_id in self._claimed
 
-    @contextmanager
-    def claiming(self, run_id: str) -> Iterator[None]:
-        """Mark a run this process is creating, so that recovery leaves it alone meanwhile."""
+    def claim(self, run_id: str) -> None:
+        """Mark a run this process is creating, so that recovery leaves it alone meanwhile
+        (until `unclaim`, once it executes or its creation failed)."""
         self._claimed.add(run_id)
-        try:
-            yield
-        finally:
-            self._claimed.discard(run_id)
+
+    def unclaim(self, run_id: str) -> None:
+        self._claimed.discard(run_id)
 
     def lock(self, run_id: str) -> asyncio.Lock:
         """The lock that serialises answering, cancelling and expiring one run."""
@@ -172,18 +177,12 @@ class RunLauncher:
 
     def _engine_call(self, run_id: str, flow: Flow, how: Launch, env: dict[str, Any]) -> Awaitable[RunResult]:
         """The engine entry point for `how`, with everything a run of this service gets."""
-        common: dict[str, Any] = {
-            "checkpointer": self.store.checkpointer,
-            "on_event": self._sink,
-            "env": env,
-            "flows": self.flows,
-            "services": self.services,
-        }
+        common = self._engine_options
         if isinstance(how, Start):
-            return plait.run(flow, how.inputs, run_id=run_id, **common)
+            return plait.run(flow, how.inputs, run_id=run_id, env=env, **common)
         if isinstance(how, Resume):
-            return plait.resume(flow, run_id, how.data, node_id=how.node_id, **common)
-        return plait.retry(flow, how.source_run_id, how.from_node, new_run_id=run_id, **common)
+            return plait.resume(flow, run_id, how.data, node_id=how.node_id, env=env, **common)
+        return plait.retry(flow, how.source_run_id, how.from_node, new_run_id=run_id, env=env, **common)
 
     async def _execute(self, run_id: str, flow: Flow, how: Launch, leased: bool) -> RunResult | None:
         runs = self.store.runs
@@ -262,7 +261,7 @@ class RunLauncher:
     # ------------------------------------------------------------------ events and task rows
     def _sink(self, event: Event) -> None:
         self.bus.publish(event)
-        if isinstance(event.data, ev.Waiting):
+        if event.type == ev.WAITING and isinstance(event.data, ev.Waiting):
             task = asyncio.get_running_loop().create_task(
                 self._create_task_row(event.run_id, event.data.task)
             )

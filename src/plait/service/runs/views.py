@@ -124,14 +124,14 @@ def node_states(
     for e in events:
         if e.node_id is None:
             continue
-        data = e.data
-        if isinstance(data, ev.NodeStarted):
+        data, kind = e.data, e.type  # the type first: isinstance on a payload (an ABC) costs more
+        if kind == ev.NODE_STARTED and isinstance(data, ev.NodeStarted):
             n = nodes.setdefault(e.node_id, {"id": e.node_id})
             n.update(status=NodeStatus.RUNNING.value, attempts=data.attempt, started_at=e.ts)
             n.pop("error", None)
-        elif e.type == ev.NODE_SKIPPED:  # by type: a skip without a reason is stored without data
+        elif kind == ev.NODE_SKIPPED:  # a skip without a reason is stored without data
             nodes.setdefault(e.node_id, {"id": e.node_id})["status"] = NodeStatus.SKIPPED.value
-        elif isinstance(data, ev.NodeFinished):
+        elif kind == ev.NODE_FINISHED and isinstance(data, ev.NodeFinished):
             n = nodes.setdefault(e.node_id, {"id": e.node_id})
             n["status"] = (NodeStatus.OK if data.ok else NodeStatus.ERROR).value
             # The fields the event carries (see `NodeFinished.wire`).
@@ -144,7 +144,7 @@ def node_states(
                 n["usage"] = data.usage
             if data.branch is not None:
                 n["ports"] = data.branch
-        elif isinstance(data, ev.Waiting):
+        elif kind == ev.WAITING and isinstance(data, ev.Waiting):
             nodes.setdefault(e.node_id, {"id": e.node_id})["status"] = NodeStatus.WAITING.value
     for node_id, io in node_inputs(node_rows).items():
         if node_id in nodes:

@@ -53,9 +53,41 @@ class RunRepo(Repo):
         lease_owner: str | None = None,
         lease_until: float | None = None,
     ) -> Run:
+        """As `insert`, and returns the new row."""
+        values = await self.insert(
+            run_id,
+            flow_id,
+            inputs=inputs,
+            version=version,
+            status=status,
+            parent_run_id=parent_run_id,
+            variables=variables,
+            now=now,
+            document=document,
+            lease_owner=lease_owner,
+            lease_until=lease_until,
+        )
+        return Run(**values)
+
+    async def insert(
+        self,
+        run_id: str,
+        flow_id: str,
+        *,
+        inputs: dict[str, Any] | None = None,
+        version: int | None = None,
+        status: str = RunStatus.QUEUED,
+        parent_run_id: str | None = None,
+        variables: dict[str, Any] | None = None,
+        now: float | None = None,
+        document: dict[str, Any] | None = None,
+        lease_owner: str | None = None,
+        lease_until: float | None = None,
+    ) -> dict[str, Any]:
         """A run the service accepted but the engine has not begun (the checkpointer's `begin`
         then sets it running), leased to `lease_owner` in the same statement when given.
-        `document`: the flow document of a run of a draft (see `Run.document`).
+        `document`: the flow document of a run of a draft (see `Run.document`). Returns the
+        row's columns (building no ORM object: this is every run's first write).
         Raises `IntegrityError` when the id is taken."""
         values = run_rows.create_values(
             run_id,
@@ -74,7 +106,7 @@ class RunRepo(Repo):
         if writer is None:
             async with self.sessionmaker.begin() as session:
                 await session.execute(run_rows.insert_run(values))
-            return Run(**values)
+            return values
         # A run leased here is about to execute here: it counts as active for the writer.
         alone = writer.alone(run_id, starting=lease_owner is not None)
         try:
@@ -85,7 +117,7 @@ class RunRepo(Repo):
         except BaseException:
             writer.ended(run_id)
             raise
-        return Run(**values)
+        return values
 
     async def get(self, run_id: str) -> Run | None:
         return await self._one(select(Run).where(Run.id == run_id))
