@@ -168,9 +168,9 @@ class RunLauncher:
         self._tasks[run_id] = task
 
         def _done(t: asyncio.Task[Any]) -> None:
-            self.cancels.forget(run_id)
-            if self._tasks.get(run_id) is t:
+            if self._tasks.get(run_id) is t:  # not a later launch of the same run
                 self._tasks.pop(run_id, None)
+                self.cancels.forget(run_id)
 
         task.add_done_callback(_done)
         return task
