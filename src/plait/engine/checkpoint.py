@@ -15,6 +15,15 @@ from typing import Any, Protocol
 from plait.engine.events import Event
 from plait.engine.status import RunStatus
 
+InputSources = tuple[tuple[str, str, str], ...]
+
+
+def input_sources(raw: Any) -> InputSources | None:
+    """`NodeDelta.input` from its JSON form (lists of [source node, source port, target port])."""
+    if not raw:
+        return None
+    return tuple((str(src), str(port), str(target)) for src, port, target in raw)
+
 
 @dataclass(slots=True)
 class NodeDelta:
@@ -36,7 +45,7 @@ class NodeDelta:
     # Where the node's input came from, one (source node, source port, target port) per edge that
     # delivered a value: the values are the sources' outputs (see `port_value`), so a checkpoint
     # records the input without storing every value twice.
-    input: tuple[tuple[str, str, str], ...] | None = None
+    input: InputSources | None = None
 
 
 def port_value(output: Any, port: str) -> Any:
@@ -94,7 +103,7 @@ class Checkpoint:
             if delta.ports is not None:
                 delta.ports = tuple(delta.ports)
             if delta.input is not None:
-                delta.input = tuple(tuple(edge) for edge in delta.input)  # type: ignore[misc]
+                delta.input = input_sources(delta.input)
             deltas.append(delta)
         return cls(
             RunRecord(**data["run"]), deltas, [], list(data.get("decisions") or []), data.get("last_seq", 0)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from plait.engine import events as ev
-from plait.engine.checkpoint import NodeDelta, RunRecord
+from plait.engine.checkpoint import NodeDelta, RunRecord, input_sources
 from plait.engine.events import Event
 from plait.store.db import json_dumps
 
@@ -117,7 +117,7 @@ def row_to_delta(row: Any) -> NodeDelta:
         interrupt=row.interrupt,
         resume=row.resume,
         reused=row.reused,
-        input=tuple(tuple(src) for src in row.input) if row.input else None,  # type: ignore[misc]
+        input=input_sources(row.input),
     )
 
 

@@ -20,9 +20,9 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+import plait.store.run_rows as run_rows
 from plait.engine.checkpoint import Checkpoint, NodeDelta, RunRecord
 from plait.engine.events import Event
-from plait.store import run_rows
 from plait.store.checkpointer import sqlite as sqlite_tx
 from plait.store.checkpointer import transactions as sql_tx
 from plait.store.db import sqlite_path

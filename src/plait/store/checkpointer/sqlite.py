@@ -11,8 +11,8 @@ from typing import Any
 
 from sqlalchemy import bindparam, insert
 
+import plait.store.run_rows_sqlite as run_rows_sqlite
 from plait.engine.events import Event
-from plait.store import run_rows_sqlite
 from plait.store.db import json_dumps
 from plait.store.models import Decision, NodeRunRow, RunEvent, table_of
 from plait.store.rows import sqlite_delta_row, sqlite_event_rows

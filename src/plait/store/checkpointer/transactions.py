@@ -16,8 +16,8 @@ from typing import Any
 from sqlalchemy import insert
 from sqlalchemy.engine import Connection
 
+import plait.store.run_rows as run_rows
 from plait.engine.events import Event
-from plait.store import run_rows
 from plait.store.models import Decision, NodeRunRow, RunEvent, table_of
 from plait.store.rows import event_rows, live_vars
 

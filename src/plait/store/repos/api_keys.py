@@ -42,7 +42,7 @@ class ApiKeyRepo(Repo):
                 .values(last_used_at=now_or(now))
                 .returning(ApiKey)
             )
-            row = rows[0] if rows else None
+            row: ApiKey | None = rows[0] if rows else None
         else:
             row = await self._one(select(ApiKey).where(ApiKey.key_hash == digest, ApiKey.revoked.is_(False)))
         if row is None or not hmac.compare_digest(row.key_hash, digest):

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import time
-from typing import Any
+from typing import Any, TypeVar
 
+from sqlalchemy import Select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 Sessions = async_sessionmaker[AsyncSession]
+RowT = TypeVar("RowT")
 
 
 def now_or(now: float | None) -> float:
@@ -43,15 +45,15 @@ class Repo:
     def __init__(self, sessionmaker: Sessions) -> None:
         self.sessionmaker = sessionmaker
 
-    async def _one(self, stmt: Any) -> Any:
+    async def _one(self, stmt: Select[RowT]) -> RowT | None:
         async with self.sessionmaker() as session:
             return (await session.execute(stmt)).scalar_one_or_none()
 
-    async def _all(self, stmt: Any) -> list[Any]:
+    async def _all(self, stmt: Select[RowT]) -> list[RowT]:
         async with self.sessionmaker() as session:
             return list((await session.execute(stmt)).scalars().all())
 
-    async def _add(self, obj: Any) -> Any:
+    async def _add(self, obj: RowT) -> RowT:
         async with self.sessionmaker.begin() as session:
             session.add(obj)
         return obj

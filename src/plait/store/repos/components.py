@@ -63,7 +63,10 @@ class ComponentRepo(Repo):
                     "updated_at": now,
                 },
             ).returning(Component)
-            return (await session.execute(stmt, execution_options={"populate_existing": True})).scalar_one()
+            row: Component = (
+                await session.execute(stmt, execution_options={"populate_existing": True})
+            ).scalar_one()
+            return row
 
     async def get(self, name: str, *, owner_id: str | None = None) -> Component | None:
         return await self._one(select(Component).where(self._owned(owner_id), Component.name == name))

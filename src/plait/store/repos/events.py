@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from sqlalchemy import func, insert, select
 
+import plait.store.run_rows as run_rows
 from plait.engine.events import Event
-from plait.store import run_rows
 from plait.store.models import RunEvent, table_of
 from plait.store.repos.base import Repo
 from plait.store.rows import event_rows, row_to_event

@@ -24,8 +24,9 @@ from typing import Any
 from sqlalchemy import or_, select
 from sqlalchemy.exc import IntegrityError
 
+import plait.store.run_rows as run_rows
+import plait.store.run_rows_sqlite as run_rows_sqlite
 from plait.engine.status import RunStatus
-from plait.store import run_rows, run_rows_sqlite
 from plait.store.models import NodeRunRow, Run
 from plait.store.repos.base import Repo, Sessions, now_or
 from plait.store.sqlite_writer import SqliteWriter
