@@ -7,11 +7,11 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from plait.api.errors import ErrorReply, install_error_handlers, reply_for
+from plait.api.errors import install_error_handlers
 from plait.engine.errors import ResumeError, RunInputError, RunNotFoundError
 from plait.errors import PlaitError
 from plait.nodes import NodeError
-from plait.service.errors import Conflict, NotFound, ServiceError, Unauthorized
+from plait.service.errors import Conflict, ErrorReply, NotFound, ServiceError, Unauthorized, reply_for
 from plait.spec.problems import FlowValidationError, Problem
 
 PROBLEM = Problem("bad", "is bad", "n1", "config.x")

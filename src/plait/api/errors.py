@@ -2,14 +2,13 @@
 plait's errors, HTTP errors and invalid requests.
 
 Every error plait raises for a person derives from `PlaitError`, so the API maps that base once
-(`reply_for`): the class gives the HTTP status, the error its code, message and details. A
+(`plait.service.errors.reply_for`, which the WebSocket channel shares): the class gives the HTTP status, the error its code, message and details. A
 `PlaitError` the table does not know is a bug in the layer that let it through (the service
 translates what it expects), so it stays a 500 and the server logs it with its cause.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -19,11 +18,8 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from plait.api.ui import WebUI
-from plait.engine.errors import ResumeError, RunInputError
 from plait.errors import PlaitError
-from plait.nodes.base import NodeError
-from plait.service import ServiceError
-from plait.spec.problems import FlowValidationError
+from plait.service.errors import reply_for
 
 # The codes of the HTTP errors Starlette raises (unknown path, wrong method...).
 HTTP_CODES = {
@@ -35,38 +31,9 @@ HTTP_CODES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class ErrorReply:
-    """An error as the API answers it: the HTTP status and the body's fields."""
-
-    status: int
-    code: str
-    message: str
-    details: Any = None
-
-
 def error_response(status: int, code: str, message: str, details: Any = None) -> JSONResponse:
     body = {"error": {"code": code, "message": message, "details": details}}
     return JSONResponse(jsonable_encoder(body), status_code=status)
-
-
-def _problems(exc: FlowValidationError | RunInputError) -> dict[str, Any]:
-    return {"problems": [p.to_dict() for p in exc.problems]}
-
-
-def reply_for(exc: PlaitError) -> ErrorReply | None:
-    """The reply for a plait error that reaches a route; None for one the API does not expect."""
-    if isinstance(exc, ServiceError):  # the service names its own status
-        return ErrorReply(exc.status, exc.code, exc.message, exc.details)
-    if isinstance(exc, ResumeError):  # 410 gone when the task expired, else 409 conflict
-        return ErrorReply(410 if exc.expired else 409, exc.code, exc.message)
-    if isinstance(exc, FlowValidationError):  # the message's first line; every problem in details
-        return ErrorReply(422, exc.code, exc.message.splitlines()[0], _problems(exc))
-    if isinstance(exc, RunInputError):
-        return ErrorReply(422, exc.code, "invalid run inputs", _problems(exc))
-    if isinstance(exc, NodeError):  # a node refused the data sent to it (a task's answer)
-        return ErrorReply(422, "invalid_input", exc.message, {"hint": exc.hint} if exc.hint else None)
-    return None
 
 
 def install_error_handlers(app: FastAPI) -> None:

@@ -1,5 +1,5 @@
 """The flow channel: one client connection (the canvas' WebSocket) that starts, stops and watches
-runs. Transport-agnostic: `api/ws.py` feeds it text frames and gives it a `send` coroutine.
+runs. Transport-agnostic: `api/routes/ws.py` feeds it text frames and gives it a `send` coroutine.
 
 Client messages (JSON objects; `id` is optional and echoed in the replies to that message):
 
@@ -28,11 +28,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from plait.engine.api import RunInputError
-from plait.engine.errors import ResumeError
-from plait.nodes.base import NodeError
-from plait.service.errors import ServiceError, Unauthorized
-from plait.spec.problems import FlowValidationError
+from plait.errors import PlaitError
+from plait.service.errors import Unauthorized, reply_for
 
 log = logging.getLogger("plait.service")
 
@@ -53,24 +50,13 @@ class ChannelError(Exception):
 
 
 def _error_of(exc: Exception) -> ChannelError:
-    """The same codes and details the HTTP API gives for the same failure."""
+    """The same codes and details the HTTP API gives for the same failure (`reply_for`)."""
     if isinstance(exc, ChannelError):
         return exc
-    if isinstance(exc, ServiceError):
-        return ChannelError(exc.code, exc.message, exc.details)
-    if isinstance(exc, RunInputError):
-        return ChannelError(
-            "invalid_input", "invalid run inputs", {"problems": [p.to_dict() for p in exc.problems]}
-        )
-    if isinstance(exc, FlowValidationError):
-        return ChannelError(
-            "invalid_flow", exc.args[0].splitlines()[0], {"problems": [p.to_dict() for p in exc.problems]}
-        )
-    if isinstance(exc, NodeError):
-        return ChannelError("invalid_input", exc.message, {"hint": exc.hint} if exc.hint else None)
-    if isinstance(exc, ResumeError):
-        return ChannelError("conflict", str(exc))
-    raise exc
+    reply = reply_for(exc) if isinstance(exc, PlaitError) else None
+    if reply is None:
+        raise exc
+    return ChannelError(reply.code, reply.message, reply.details)
 
 
 def _str_field(msg: dict[str, Any], name: str) -> str:

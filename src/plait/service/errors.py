@@ -1,4 +1,5 @@
-"""Errors of the service layer; the HTTP layer maps them to status codes (`status`).
+"""Errors of the service layer, and how any plait error is answered to a client (`reply_for`:
+the status, code, message and details the HTTP API and the WebSocket channel both give).
 
 PlaitError
 └── ServiceError        400 bad_request (a request the service refuses)
@@ -11,9 +12,13 @@ PlaitError
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+from plait.engine.errors import ResumeError, RunInputError
 from plait.errors import PlaitError
+from plait.nodes.base import NodeError
+from plait.spec.problems import FlowValidationError
 
 
 class ServiceError(PlaitError):
@@ -52,3 +57,33 @@ class Invalid(ServiceError):
 class Unauthorized(ServiceError):
     status = 401
     code = "unauthorized"
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorReply:
+    """An error as a client gets it: the (HTTP) status and the body's fields."""
+
+    status: int
+    code: str
+    message: str
+    details: Any = None
+
+
+def _problems(exc: FlowValidationError | RunInputError) -> dict[str, Any]:
+    return {"problems": [p.to_dict() for p in exc.problems]}
+
+
+def reply_for(exc: PlaitError) -> ErrorReply | None:
+    """The reply for a plait error that reaches a client; None for one no client should see (a
+    bug in the layer that let it through)."""
+    if isinstance(exc, ServiceError):  # the service names its own status
+        return ErrorReply(exc.status, exc.code, exc.message, exc.details)
+    if isinstance(exc, ResumeError):  # 410 gone when the task expired, else 409 conflict
+        return ErrorReply(410 if exc.expired else 409, exc.code, exc.message)
+    if isinstance(exc, FlowValidationError):  # the message's first line; every problem in details
+        return ErrorReply(422, exc.code, exc.message.splitlines()[0], _problems(exc))
+    if isinstance(exc, RunInputError):
+        return ErrorReply(422, exc.code, "invalid run inputs", _problems(exc))
+    if isinstance(exc, NodeError):  # a node refused the data sent to it (a task's answer)
+        return ErrorReply(422, "invalid_input", exc.message, {"hint": exc.hint} if exc.hint else None)
+    return None
