@@ -6,8 +6,6 @@ from typing import Any
 
 import httpx
 
-from plait.nodes.builtin.component import component_source
-from plait.nodes.registry import default_registry
 from plait.sdk.templates import FETCH_TEXT
 
 SHOUT = """\
@@ -23,6 +21,13 @@ class Shout(Component):
     def run(self, text, marks=1):
         return {"text": text.upper() + "!" * marks}
 """
+
+
+async def palette(client: httpx.AsyncClient) -> list[str]:
+    """The names in the server's node palette for the caller (built-in types, then components)."""
+    r = await client.get("/api/v1/node-types")
+    assert r.status_code == 200, r.text
+    return [entry["name"] for entry in r.json()]
 
 
 def shout_flow() -> dict[str, Any]:
@@ -66,7 +71,7 @@ async def test_component_lifecycle_and_flow_run(client: httpx.AsyncClient) -> No
     assert got["display_name"] == "Shout" and got["source"] == SHOUT
 
     # the palette sees it
-    names = [e["name"] for e in default_registry().describe_all()]
+    names = await palette(client)
     assert "component:Shout" in names
 
     # run it through a flow
@@ -90,7 +95,7 @@ async def test_component_lifecycle_and_flow_run(client: httpx.AsyncClient) -> No
     assert r.status_code == 204
     assert (await client.get("/api/v1/components/Shout")).status_code == 404
     assert (await client.delete("/api/v1/components/Shout")).status_code == 404
-    assert "component:Shout" not in [e["name"] for e in default_registry().describe_all()]
+    assert "component:Shout" not in await palette(client)
 
 
 async def test_invalid_component_is_422_with_the_validation_result(client: httpx.AsyncClient) -> None:
@@ -140,7 +145,8 @@ async def test_components_require_a_key(app: Any, client: httpx.AsyncClient) -> 
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as anon:
         assert (await anon.get("/api/v1/components")).status_code == 401
         assert (await anon.post("/api/v1/components/validate", json={"source": SHOUT})).status_code == 401
-    assert component_source() is app.state.services.components
+    # the server hands its component service to every run it launches (RunServices.component_source)
+    assert app.state.services.runs.launcher.services.component_source is app.state.services.components
 
 
 async def _user_client(app: Any, email: str) -> httpx.AsyncClient:
@@ -173,7 +179,7 @@ async def test_components_are_per_user(app: Any, client: httpx.AsyncClient) -> N
         assert (await alice.get("/api/v1/components/Shout")).json()["source"] == SHOUT
         assert [c["name"] for c in (await alice.get("/api/v1/components")).json()] == ["Shout"]
         # user components stay out of the (deployment-wide) palette
-        assert "component:Shout" not in [e["name"] for e in default_registry().describe_all()]
+        assert "component:Shout" not in await palette(client)
 
         # a run uses the components of the flow's owner
         r = await alice.post("/api/v1/flows", json={"document": shout_flow()})

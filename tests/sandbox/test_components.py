@@ -7,9 +7,11 @@ from collections.abc import Iterator
 import pytest
 
 import plait
+from plait import RunServices
+from plait.nodes.builtin import BUILTIN_NODE_TYPES
 from plait.nodes.builtin import component as component_node
-from plait.nodes.builtin.component import ComponentNode, StaticComponentSource, set_component_source
-from plait.nodes.registry import default_registry
+from plait.nodes.builtin.component import ComponentNode, StaticComponentSource, component_palette
+from plait.nodes.registry import NodeRegistry, default_registry
 from plait.sandbox import SandboxPool
 from plait.sandbox.components import run_component, validate_component
 from plait.sdk import Component, Input, Output
@@ -71,11 +73,13 @@ def pool() -> Iterator[SandboxPool]:
 
 
 @pytest.fixture
-def source() -> Iterator[StaticComponentSource]:
-    static = StaticComponentSource()
-    previous = set_component_source(static)
-    yield static
-    set_component_source(previous)
+def source() -> StaticComponentSource:
+    return StaticComponentSource()
+
+
+def _with(source: StaticComponentSource) -> RunServices:
+    """The services of a run whose component node finds its components in `source`."""
+    return RunServices(component_source=source)
 
 
 # ------------------------------------------------------------------------------ the SDK itself
@@ -230,7 +234,7 @@ def _flow(config: dict) -> dict:
 async def test_component_runs_in_a_flow(pool: SandboxPool, source: StaticComponentSource) -> None:
     source.add("Shout", SHOUT)
     config = {"component": "Shout", "inputs": {"text": "{{inputs.text}}", "marks": 2}}
-    result = await plait.run(_flow(config), {"text": "hello"})
+    result = await plait.run(_flow(config), {"text": "hello"}, services=_with(source))
     assert result.status == "completed", result
     assert result.outputs == {"result": "HELLO!!"}
 
@@ -238,7 +242,9 @@ async def test_component_runs_in_a_flow(pool: SandboxPool, source: StaticCompone
 async def test_builtin_template_runs_in_a_flow(pool: SandboxPool, source: StaticComponentSource) -> None:
     source.add("UppercaseText", UPPERCASE_TEXT)
     result = await plait.run(
-        _flow({"component": "UppercaseText", "inputs": {"text": "{{inputs.text}}"}}), {"text": "a"}
+        _flow({"component": "UppercaseText", "inputs": {"text": "{{inputs.text}}"}}),
+        {"text": "a"},
+        services=_with(source),
     )
     assert result.status == "completed" and result.outputs == {"result": "A"}
 
@@ -247,11 +253,13 @@ async def test_component_failures_fail_the_node(pool: SandboxPool, source: Stati
     source.add("Boom", BOOM)
     doc = _flow({"component": "Boom", "inputs": {"x": 0}})
     doc["nodes"][2]["config"]["value"] = "{{shout.y}}"
-    result = await plait.run(doc, {"text": "x"})
+    result = await plait.run(doc, {"text": "x"}, services=_with(source))
     assert result.status == "failed"
     assert "component Boom: line 9: ZeroDivisionError" in str(result.error)
 
-    missing = await plait.run(_flow({"component": "Nope", "inputs": {}}), {"text": "x"})
+    missing = await plait.run(
+        _flow({"component": "Nope", "inputs": {}}), {"text": "x"}, services=_with(source)
+    )
     assert missing.status == "failed" and "no component named 'Nope'" in str(missing.error)
 
 
@@ -259,8 +267,16 @@ async def test_unscanned_source_is_refused_at_run_time(
     pool: SandboxPool, source: StaticComponentSource
 ) -> None:
     source.add("Shout", SHOUT.replace("out = text.upper()", "out = open(text).read()"))
-    result = await plait.run(_flow({"component": "Shout", "inputs": {"text": "x"}}), {"text": "x"})
+    doc = _flow({"component": "Shout", "inputs": {"text": "x"}})
+    result = await plait.run(doc, {"text": "x"}, services=_with(source))
     assert result.status == "failed" and "`open` is not allowed" in str(result.error)
+
+
+async def test_a_run_without_a_component_source_says_how_to_give_one() -> None:
+    result = await plait.run(_flow({"component": "Shout", "inputs": {}}), {"text": "x"})
+    assert result.status == "failed"
+    assert "custom components are not available in this run" in str(result.error)
+    assert "component_source" in str(result.error)
 
 
 def test_config_validates_the_component_name() -> None:
@@ -272,7 +288,7 @@ def test_config_validates_the_component_name() -> None:
 
 
 async def test_palette_lists_registered_components(pool: SandboxPool, source: StaticComponentSource) -> None:
-    registry = default_registry()
+    registry = NodeRegistry(BUILTIN_NODE_TYPES, [component_palette(source)])
     names = [e["name"] for e in registry.describe_all()]
     assert "component" in names and not any(n.startswith("component:") for n in names)
     spec = (await validate_component(SHOUT, pool=pool)).spec()
@@ -285,4 +301,4 @@ async def test_palette_lists_registered_components(pool: SandboxPool, source: St
     assert inputs["required"] == ["text"]
     assert inputs["properties"]["marks"] == {"description": "How many !", "type": "integer", "default": 1}
     assert [o["name"] for o in entry["outputs"]] == ["text", "length"]
-    assert component_node.palette_entries()[0]["name"] == "component:Shout"
+    assert component_node.palette_entries(source)[0]["name"] == "component:Shout"

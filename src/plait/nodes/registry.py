@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from plait.nodes.base import Node
-from plait.nodes.builtin import BUILTIN_DESCRIBERS, BUILTIN_NODE_TYPES
+from plait.nodes.builtin import BUILTIN_NODE_TYPES
 
 Describer = Callable[[], list[dict[str, Any]]]
 
@@ -20,8 +20,8 @@ Describer = Callable[[], list[dict[str, Any]]]
 class NodeRegistry:
     def __init__(self, types: Iterable[type[Node[Any]]] = (), describers: Iterable[Describer] = ()) -> None:
         self._types: dict[str, type[Node[Any]]] = {}
-        # Extra palette entries computed on demand (registered custom components, see
-        # nodes/builtin/component.py); they are listed by describe_all() only.
+        # Extra palette entries computed on demand (a component source's components, see
+        # `component_palette` in nodes/builtin/component.py); listed by describe_all() only.
         self._describers: list[Describer] = []
         for cls in types:
             self.register(cls)
@@ -76,8 +76,8 @@ class NodeRegistry:
 
 
 def builtin_registry() -> NodeRegistry:
-    """A new registry holding the built-in node types (and their palette describers) only."""
-    return NodeRegistry(BUILTIN_NODE_TYPES, BUILTIN_DESCRIBERS)
+    """A new registry holding the built-in node types only."""
+    return NodeRegistry(BUILTIN_NODE_TYPES)
 
 
 registry = builtin_registry()

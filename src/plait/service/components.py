@@ -5,17 +5,18 @@ caller's API key; None: the deployment-wide owner, keys without a user) and clas
 with its source (`code`) and the introspected spec (display name, inputs, outputs). Every use case
 is scoped to one owner: another owner's components are invisible and may share names.
 
-The service is also the `ComponentSource` of the `component` node. A run resolves the components
-of its flow's owner (`flows.owner_id`, set from the creating key's user): `get_for_run(name,
-run_id)` reads the run's flow and caches its owner per run. `get(name)` (no run) and the palette
-(`specs`, a cache refreshed at start-up and after every change) see the deployment-wide components.
+The service is also the `ComponentSource` of the `component` node: the run launcher hands it to
+every run of the server (`RunServices.component_source`). A run resolves the components of its
+flow's owner (`flows.owner_id`, set from the creating key's user): `get_for_run(name, run_id)`
+reads the run's flow and caches its owner per run; `get(name)` (no run) sees the deployment-wide
+components. The palette is the catalog's (`CatalogService.node_types`: the caller's components,
+read from the store), so the service keeps no palette cache.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from plait.nodes.builtin.component import component_source, set_component_source
 from plait.sandbox import SandboxPool
 from plait.sandbox.components import ComponentValidation, check_class_name, validate_component
 from plait.service.errors import Invalid, NotFound
@@ -49,7 +50,6 @@ class ComponentService:
     def __init__(self, store: Store, pool: SandboxPool | None = None) -> None:
         self.store = store
         self.pool = pool  # None: the sandbox's default pool
-        self._specs: dict[str, dict[str, Any]] = {}  # deployment-wide components (the palette)
         self._run_owners: dict[str, str | None] = {}  # run id -> owner of its flow
 
     # ------------------------------------------------------------ ComponentSource (node layer)
@@ -81,22 +81,6 @@ class ComponentService:
         self._run_owners[run_id] = owner
         return owner
 
-    def specs(self) -> list[dict[str, Any]]:
-        return [self._specs[n] for n in sorted(self._specs)]
-
-    async def refresh(self) -> None:
-        rows = await self.store.components.list_components(kind="node")
-        self._specs = {r.name: {**(r.spec or {}), "class_name": r.name} for r in rows}
-
-    async def start(self) -> None:
-        """Load the palette cache and become the component node's source."""
-        await self.refresh()
-        set_component_source(self)
-
-    def close(self) -> None:
-        if component_source() is self:
-            set_component_source(None)
-
     # --------------------------------------------------------------------------- use cases
     # `owner_id`: the caller's owner (the API key's user; None: deployment-wide).
     async def validate(self, source: Any, class_name: str | None = None) -> dict[str, Any]:
@@ -123,8 +107,6 @@ class ComponentService:
             description=result.description,
             kind="node",
         )
-        if owner_id is None:
-            self._specs[row.name] = {**result.spec(), "class_name": row.name}
         return component_view(row)
 
     async def list(self, *, owner_id: str | None = None) -> list[dict[str, Any]]:
@@ -138,8 +120,6 @@ class ComponentService:
     async def delete(self, name: str, *, owner_id: str | None = None) -> None:
         await self._row(name, owner_id)
         await self.store.components.delete(name, owner_id=owner_id)
-        if owner_id is None:
-            self._specs.pop(name, None)
 
     async def _row(self, name: str, owner_id: str | None) -> Component:
         row = None if check_class_name(name) else await self.store.components.get(name, owner_id=owner_id)

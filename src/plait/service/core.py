@@ -43,10 +43,8 @@ class Services:
         services = cls(store, settings)
         try:
             await services.bootstrap(stderr=stderr)
-            await services.components.start()
             await services.runs.start_background()
         except BaseException:
-            services.components.close()
             await services.runs.close()
             await store.close()
             raise
@@ -101,7 +99,6 @@ class Services:
     async def close(self) -> None:
         from plait.tools.mcp import aclose_all
 
-        self.components.close()
         await self.runs.close()
         await aclose_all()  # MCP server processes and sessions opened by runs
         await self.store.close()

@@ -1,20 +1,19 @@
 """The node types plait ships, listed in one place.
 
 Importing a node module has no side effect: `plait.nodes.registry` builds the default registry
-from `BUILTIN_NODE_TYPES` (and `BUILTIN_DESCRIBERS`, extra palette entries such as the registered
-custom components). A new built-in node type is added here, and nowhere else.
+from `BUILTIN_NODE_TYPES`. A new built-in node type is added here, and nowhere else. (The palette
+entries of custom components come from whoever owns a component source: `component_palette`.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from plait.nodes.base import Node
 from plait.nodes.builtin.agent import AgentNode
 from plait.nodes.builtin.branching import IfNode, SwitchNode
 from plait.nodes.builtin.code import CodeNode
-from plait.nodes.builtin.component import ComponentNode, palette_entries
+from plait.nodes.builtin.component import ComponentNode
 from plait.nodes.builtin.data import DataOpsNode, ListOpsNode, TextNode, TransformNode
 from plait.nodes.builtin.flow_control import LoopNode, MapNode, SubflowNode
 from plait.nodes.builtin.http import HttpNode
@@ -56,7 +55,4 @@ BUILTIN_NODE_TYPES: tuple[type[Node[Any]], ...] = (
     MergeNode,
 )
 
-# Palette entries computed on demand (one `component:<Name>` per registered custom component).
-BUILTIN_DESCRIBERS: tuple[Callable[[], list[dict[str, Any]]], ...] = (palette_entries,)
-
-__all__ = ["BUILTIN_DESCRIBERS", "BUILTIN_NODE_TYPES"]
+__all__ = ["BUILTIN_NODE_TYPES"]

@@ -11,15 +11,17 @@
 
 The node layer cannot import the store: components are found through a `ComponentSource`
 (`get(name) -> (source, class_name) | None`, sync or async; optional `specs()` for the palette)
-that the service installs at start-up with `set_component_source`. `StaticComponentSource` is an
-in-memory one for embedding (`plait.run`) and tests. The registry's `describe_all()` lists every
-known component as a `component:<Name>` palette entry.
+that travels with the run (`RunServices.component_source`, read as `ctx.services.component_source`):
+the service passes itself for its runs, embedders pass `StaticComponentSource` (in memory) to
+`plait.run(..., services=RunServices(component_source=...))`. There is no process-wide source, so
+two runs in one process may see different components. `component_palette(source)` is a registry
+describer listing every component of a source as a `component:<Name>` palette entry.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -48,7 +50,7 @@ _HINTS = {
 
 @runtime_checkable
 class ComponentSource(Protocol):
-    """Where the component node finds registered components (installed by the service)."""
+    """Where the component node finds registered components (`RunServices.component_source`)."""
 
     def get(self, name: str) -> tuple[str, str] | None | Awaitable[tuple[str, str] | None]:
         """(source, class_name) of the component `name`, or None."""
@@ -84,20 +86,6 @@ class StaticComponentSource:
 
     def specs(self) -> list[dict[str, Any]]:
         return [self._specs[n] for n in sorted(self._specs)]
-
-
-_source: ComponentSource | None = None
-
-
-def set_component_source(source: ComponentSource | None) -> ComponentSource | None:
-    """Install the process-wide component source; returns the previous one."""
-    global _source
-    previous, _source = _source, source
-    return previous
-
-
-def component_source() -> ComponentSource | None:
-    return _source
 
 
 class ComponentConfig(BaseModel):
@@ -138,9 +126,15 @@ class ComponentNode(Node[ComponentConfig]):
 
     async def run(self, ctx: NodeContext) -> Any:
         cfg = self.config
-        found = await lookup(
-            cfg.component, run_id=ctx.run_id, source=getattr(ctx.services, "component_source", None)
-        )
+        source = getattr(ctx.services, "component_source", None)
+        if source is None:
+            raise NodeError(
+                "custom components are not available in this run (it has no component source)",
+                hint="run the flow on the plait server, or pass services=RunServices(component_source="
+                "StaticComponentSource({...})) to plait.run",
+                retryable=False,
+            )
+        found = await lookup(cfg.component, run_id=ctx.run_id, source=source)
         if found is None:
             raise NodeError(
                 f"no component named {cfg.component!r} is registered",
@@ -168,15 +162,9 @@ class ComponentNode(Node[ComponentConfig]):
         )
 
 
-async def lookup(
-    name: str, *, run_id: str | None = None, source: ComponentSource | None = None
-) -> tuple[str, str] | None:
-    """`name` in the run's component source (`RunServices.component_source`), else in the
-    process-wide one (`set_component_source`, kept until the service passes its source per run)."""
-    if source is None:
-        source = _source
-    if source is None:
-        return None
+async def lookup(name: str, *, source: ComponentSource, run_id: str | None = None) -> tuple[str, str] | None:
+    """`name` in a component source (the run's `RunServices.component_source`); asked with the
+    run's id when the source resolves per run (`get_for_run`)."""
     for_run = getattr(source, "get_for_run", None)
     found = for_run(name, run_id) if run_id is not None and for_run is not None else source.get(name)
     if inspect.isawaitable(found):
@@ -184,17 +172,26 @@ async def lookup(
     return found
 
 
-def palette_entries() -> list[dict[str, Any]]:
-    """`component:<Name>` entries for the registry's describe_all(): one per known component."""
-    source = _source
+def palette_entries(source: ComponentSource | None) -> list[dict[str, Any]]:
+    """`component:<Name>` palette entries: one per component of `source` (none without `specs()`)."""
     specs = getattr(source, "specs", None)
-    if source is None or specs is None:
+    if specs is None:
         return []
     try:
         known = specs()
     except Exception:  # noqa: BLE001 - the palette must not break on a failing source
         return []
     return [describe_component(spec) for spec in known if spec.get("class_name")]
+
+
+def component_palette(source: ComponentSource) -> Callable[[], list[dict[str, Any]]]:
+    """A registry describer (`NodeRegistry(..., describers=[...])`, `add_describer`) listing the
+    components of `source` in `describe_all()`, read again at each call."""
+
+    def describe() -> list[dict[str, Any]]:
+        return palette_entries(source)
+
+    return describe
 
 
 def describe_component(spec: dict[str, Any]) -> dict[str, Any]:
