@@ -12,6 +12,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from plait.engine import RunServices
+from plait.net.http import HttpClients
+
+# The tests' HTTP client pool (a run's `services.http`); test_http closes it after each test.
+CLIENTS = HttpClients()
+
 
 class FakeContext:
     """Just enough of `NodeContext` for nodes that render templates and read their input."""
@@ -23,7 +29,9 @@ class FakeContext:
         input: Any = None,
         node_id: str = "node",
         attempt: int = 1,
+        services: RunServices | None = None,
     ) -> None:
+        self.services = services if services is not None else RunServices(http=CLIENTS)
         self.roots = {k.lower(): v for k, v in (roots or {}).items()}
         self.run_id = "run-test"
         self.node_id = node_id

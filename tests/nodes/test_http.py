@@ -12,8 +12,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from _http_context import FakeContext, LocalServer
+from _http_context import CLIENTS, FakeContext, LocalServer
 
+import plait
+from plait import RunServices
 from plait.net import guard
 from plait.net import http as net_http
 from plait.net.http import html_to_text
@@ -43,7 +45,7 @@ def allow_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(autouse=True)
 async def close_clients() -> Any:
     yield
-    await net_http.aclose_clients()
+    await CLIENTS.aclose()
 
 
 def key() -> str:
@@ -441,11 +443,39 @@ async def test_bad_rendered_url(url: str) -> None:
 async def test_client_is_shared_per_loop_and_allowlist(server: LocalServer, monkeypatch) -> None:
     await call(url=server.url("/json"))
     await call(url=server.url("/text"))
-    clients = net_http._clients[asyncio.get_running_loop()]
+    clients = CLIENTS  # the pool of FakeContext's services
     assert len(clients) == 1
     monkeypatch.setenv("PLAIT_HTTP_ALLOW", f"127.0.0.1:{server.port}")
     await call(url=server.url("/json"))
     assert len(clients) == 2
+
+
+async def test_a_context_without_a_pool_uses_a_client_for_the_request(server: LocalServer) -> None:
+    out = await call(FakeContext(services=RunServices()), url=server.url("/json"))
+    assert out["status"] == 200 and out["body"] == {"hello": "world", "n": 1}
+    assert len(CLIENTS) == 0  # nothing was pooled
+
+
+async def test_a_run_uses_the_pool_of_its_services(server: LocalServer) -> None:
+    flow = {
+        "schema": "plait/flow@1",
+        "id": "fetch",
+        "nodes": [
+            {"id": "start", "type": "start"},
+            {"id": "get", "type": "http", "config": {"url": server.url("/json")}},
+            {"id": "out", "type": "output", "config": {"name": "body", "value": "{{get.body}}"}},
+        ],
+        "edges": [{"source": "start", "target": "get"}, {"source": "get", "target": "out"}],
+    }
+    pool = net_http.HttpClients()
+    try:
+        result = await plait.run(flow, services=RunServices(http=pool))
+        assert result.status == "completed", result.error
+        assert result.outputs == {"body": {"hello": "world", "n": 1}}
+        assert len(pool) == 1
+    finally:
+        await pool.aclose()
+    assert len(pool) == 0
 
 
 async def test_no_cookies_are_kept_between_calls(server: LocalServer) -> None:

@@ -8,6 +8,7 @@ outputs upstream of a node (`retry`).
 
 Cancellation reaches a run through its `CancelSource` (`services.cancels`). Runs started without
 one watch `default_cancels`, the process's `LocalCancels`, which is what `cancel(run_id)` uses.
+Likewise runs started without an HTTP client pool (`services.http`) share `default_http`.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from plait.engine.results import RunResult
 from plait.engine.runner import Runner
 from plait.engine.services import ProviderSource, RunServices, SubflowCall
 from plait.engine.status import NodeStatus, RunStatus
+from plait.net.http import HttpClients
 from plait.nodes.base import InterruptRequest, NodeError
 from plait.spec.loader import read_document_data
 from plait.spec.problems import FlowValidationError
@@ -46,6 +48,11 @@ FlowSource = Mapping[str, FlowLike] | FlowLoader
 # The cancel source of runs started without one (`services.cancels`): `cancel(run_id)` reaches
 # them. One per process, documented here; callers that cancel across processes pass their own.
 default_cancels = LocalCancels()
+
+# The HTTP client pool of runs started without one (`services.http`): those runs reuse connections
+# (per event loop, as a client costs tens of milliseconds to build). The server passes, and closes,
+# its own; an embedder may close this one on its loop at shutdown (`await default_http.aclose()`).
+default_http = HttpClients()
 
 _DATAFLOW = DataflowPolicy()
 
@@ -77,6 +84,7 @@ def _runner(
         mcp_servers=flow.doc.settings.mcp_servers or {},
         component_source=services.component_source,
         cancels=services.cancels,
+        http=services.http if services.http is not None else default_http,
         resolve_flow=services.resolve_flow or SubflowResolver(flow, flows, env, cache),
         registry=flow.registry,
         depth=services.depth,

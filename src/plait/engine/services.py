@@ -1,11 +1,12 @@
 """`RunServices`: everything a run needs from outside the flow, in one explicit object.
 
 Model providers, the tool registry, the flow's MCP servers, the custom-component source, the
-cancel source, the sub-flow resolver and the node registry all travel in one `RunServices` that
-the caller builds (`plait.run(..., services=...)`, or the service layer for its runs) and the
-engine hands to every node (`ctx.services`) and to the runs nested in it (loop/map bodies share
-it; a sub-flow gets a copy one level deeper). Nothing here is a module global: two runs in one
-process can use different providers, tools or component sources.
+cancel source, the HTTP client pool, the sub-flow resolver and the node registry all travel in one
+`RunServices` that the caller builds (`plait.run(..., services=...)`, or the service layer for its
+runs) and the engine hands to every node (`ctx.services`) and to the runs nested in it (loop/map
+bodies share it; a sub-flow gets a copy one level deeper). Nothing here is a module global: two
+runs in one process can use different providers, tools, component sources or connection pools.
+Pools are closed by whoever made them (the server at shutdown), never by a run.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, Protocol
 from plait.engine.cancel import CancelSource
 from plait.engine.events import EventData
 from plait.llm.base import Provider
+from plait.net.http import HttpClients
 from plait.nodes.builtin.component import ComponentSource
 from plait.nodes.registry import NodeRegistry
 from plait.tools.base import ToolRegistry
@@ -54,6 +56,7 @@ class RunServices:
     mcp_servers: Mapping[str, Any] = field(default_factory=dict)  # the flow's settings.mcp_servers
     component_source: ComponentSource | None = None  # where `component` nodes find components
     cancels: CancelSource | None = None  # where a cancel request for the run comes from
+    http: HttpClients | None = None  # HTTP client pool (http node, web tools); None: the engine's default
     resolve_flow: FlowResolver | None = None  # for subflow nodes; None: sub-flows unavailable
     registry: NodeRegistry | None = None  # the node types the flow was compiled with
     depth: int = 0  # sub-flow nesting level (0: a top-level run)

@@ -1,14 +1,19 @@
 """Guarded HTTP plumbing shared by the `http` node and the agent tools.
 
 Both send requests a flow or a model chose, so both need the same things around
-`plait.net.guard`: a pooled client per (event loop, allowlist), a size limit enforced while the
-body streams in, URLs shown without credentials or query strings, and bodies decoded and parsed
-the same way (JSON, text, visible text of HTML). They live here, below `nodes/` and `tools/`, so
-neither imports the other; each turns the errors below into its own (`NodeError`, `ToolError`).
+`plait.net.guard`: pooled clients (`HttpClients`), a size limit enforced while the body streams in,
+URLs shown without credentials or query strings, and bodies decoded and parsed the same way (JSON,
+text, visible text of HTML). They live here, below `nodes/` and `tools/`, so neither imports the
+other; each turns the errors below into its own (`NodeError`, `ToolError`).
 
-Clients and their pooled connections are bound to the loop they were created on, so a client is
-never used from another loop; clients of closed loops are dropped. Call `aclose_clients()` at
-shutdown to close the running loop's clients cleanly.
+Connection pools have an owner, never a module: an `HttpClients` travels with a run
+(`RunServices.http`, read as `ctx.services.http`). The server makes one and closes it at shutdown;
+`plait.run` uses the engine's documented default unless the caller passes one. A guarded client
+costs tens of milliseconds to build (its TLS context), so it is made once per (event loop,
+allowlist) and kept; clients and their connections are bound to the loop they were created on, so
+a client is never used from another loop, and clients of closed loops are dropped. A caller whose
+context has no pool (a tool called outside a run) gets a client for its one exchange
+(`borrow_client`), closed after it.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ import asyncio
 import codecs
 import json
 import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
@@ -39,28 +46,55 @@ class BodyNotJSONError(PlaitError):
     code = "body_not_json"
 
 
-# --------------------------------------------------------------------------- shared clients
-
-_clients: dict[asyncio.AbstractEventLoop, dict[tuple[str, ...], httpx.AsyncClient]] = {}
+# --------------------------------------------------------------------------- client pools
 
 
-def shared_client(allow: Allowlist) -> httpx.AsyncClient:
-    """The running loop's guarded client for this allowlist (created on first use)."""
-    loop = asyncio.get_running_loop()
-    per_loop = _clients.get(loop)
-    if per_loop is None:
-        for old in [lp for lp in _clients if lp.is_closed()]:
-            del _clients[old]  # their connections cannot be used (or closed) any more
-        per_loop = _clients[loop] = {}
-    client = per_loop.get(allow.key)
-    if client is None or client.is_closed:
-        client = per_loop[allow.key] = guarded_client(allow)
-    return client
+class HttpClients:
+    """Guarded HTTP clients, one per (event loop, allowlist), made on first use; closed by the owner
+    (`aclose`, on the loop that used them)."""
+
+    __slots__ = ("_clients",)
+
+    def __init__(self) -> None:
+        self._clients: dict[asyncio.AbstractEventLoop, dict[tuple[str, ...], httpx.AsyncClient]] = {}
+
+    def get(self, allow: Allowlist) -> httpx.AsyncClient:
+        """The running loop's guarded client for this allowlist (created on first use)."""
+        loop = asyncio.get_running_loop()
+        per_loop = self._clients.get(loop)
+        if per_loop is None:
+            for old in [lp for lp in self._clients if lp.is_closed()]:
+                del self._clients[old]  # their connections cannot be used (or closed) any more
+            per_loop = self._clients[loop] = {}
+        client = per_loop.get(allow.key)
+        if client is None or client.is_closed:
+            client = per_loop[allow.key] = guarded_client(allow)
+        return client
+
+    def __len__(self) -> int:
+        """How many clients the running loop has (one per allowlist); 0 outside a loop."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return 0
+        return len(self._clients.get(loop, {}))
+
+    async def aclose(self) -> None:
+        """Close the clients of the running event loop (e.g. at server shutdown)."""
+        for client in self._clients.pop(asyncio.get_running_loop(), {}).values():
+            await client.aclose()
 
 
-async def aclose_clients() -> None:
-    """Close the shared HTTP clients of the running event loop (e.g. at server shutdown)."""
-    for client in _clients.pop(asyncio.get_running_loop(), {}).values():
+@asynccontextmanager
+async def borrow_client(pool: HttpClients | None, allow: Allowlist) -> AsyncIterator[httpx.AsyncClient]:
+    """The pool's client for `allow`; without a pool, a client for this one exchange, closed after."""
+    if pool is not None:
+        yield pool.get(allow)
+        return
+    client = guarded_client(allow)
+    try:
+        yield client
+    finally:
         await client.aclose()
 
 

@@ -1,4 +1,5 @@
-"""`Services`: the store plus every use-case object, with start-up and shutdown."""
+"""`Services`: the store plus every use-case object and the connection pools its runs share, with
+start-up and shutdown (which closes the pools)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from plait.net.http import HttpClients
 from plait.service.bus import EventBus
 from plait.service.catalog import CatalogService
 from plait.service.components import ComponentService
@@ -30,7 +32,11 @@ class Services:
         self.bus = EventBus()
         self.flows = FlowService(store)
         self.components = ComponentService(store)
-        self.runs = RunService(store, self.flows, settings, self.bus, components=self.components)
+        # The server's HTTP connections (http nodes, web tools of every run), closed by `close`.
+        self.http = HttpClients()
+        self.runs = RunService(
+            store, self.flows, settings, self.bus, components=self.components, http=self.http
+        )
         self.catalog = CatalogService(store)
         self._key_cache: dict[str, tuple[float, str | None]] = {}  # key -> (expiry, owner)
         self.admin_key: str | None = None
@@ -46,6 +52,7 @@ class Services:
             await services.runs.start_background()
         except BaseException:
             await services.runs.close()
+            await services.http.aclose()
             await store.close()
             raise
         return services
@@ -100,6 +107,7 @@ class Services:
         from plait.tools.mcp import aclose_all
 
         await self.runs.close()
+        await self.http.aclose()  # after the runs: they are what uses it
         await aclose_all()  # MCP server processes and sessions opened by runs
         await self.store.close()
 

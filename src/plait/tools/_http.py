@@ -1,8 +1,10 @@
 """One guarded HTTP exchange for tools: SSRF guard, redirects checked hop by hop, size limit.
 
 Tools talk to public services (search engines, Wikipedia, arXiv) and to URLs a model chose, so
-every request goes through `plait.net.guard` exactly like the `http` node's, with the same shared
-clients, size limit and body parsing (`plait.net.http`).
+every request goes through `plait.net.guard` exactly like the `http` node's, with the same size
+limit and body parsing (`plait.net.http`). Connections come from the caller's client pool
+(`ctx.services.http`, the run's `HttpClients`); a context without one (a tool called outside a
+run) gets a client for the request alone.
 """
 
 from __future__ import annotations
@@ -17,14 +19,15 @@ import httpx
 
 from plait.net.guard import ALLOW_ENV, BlockedURLError, allowlist_from_env, send_with_redirects
 from plait.net.http import (
+    HttpClients,
     ResponseTooLargeError,
+    borrow_client,
     decode_text,
     display_url,
     parse_body,
     read_limited,
-    shared_client,
 )
-from plait.tools.base import ToolError
+from plait.tools.base import ToolCallContext, ToolError
 
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_BYTES = 5_000_000
@@ -51,7 +54,13 @@ class Fetched:
         return parse_body(self.raw, self.response, mode, self.url, lenient=True)
 
 
+def http_clients(ctx: ToolCallContext | None) -> HttpClients | None:
+    """The client pool of the caller's run (`ctx.services.http`), if its context has one."""
+    return getattr(getattr(ctx, "services", None), "http", None)
+
+
 async def fetch(
+    ctx: ToolCallContext | None,
     method: str,
     url: str,
     *,
@@ -65,12 +74,44 @@ async def fetch(
     max_bytes: int = DEFAULT_MAX_BYTES,
     raise_for_status: bool = True,
 ) -> Fetched:
-    """Send one request through the SSRF guard; `what` names the service in error messages."""
+    """Send one request through the SSRF guard, with a client of `ctx`'s pool; `what` names the
+    service in error messages."""
     try:
         allow = allowlist_from_env()
     except ValueError as exc:
         raise ToolError(str(exc), hint=f"fix {ALLOW_ENV}", fatal=True) from exc
-    client = shared_client(allow)
+    async with borrow_client(http_clients(ctx), allow) as client:
+        return await _exchange(
+            client,
+            method,
+            url,
+            what=what,
+            params=params,
+            headers=headers,
+            json_body=json_body,
+            data=data,
+            content=content,
+            timeout_s=timeout_s,
+            max_bytes=max_bytes,
+            raise_for_status=raise_for_status,
+        )
+
+
+async def _exchange(
+    client: httpx.AsyncClient,
+    method: str,
+    url: str,
+    *,
+    what: str,
+    params: Mapping[str, Any] | None,
+    headers: Mapping[str, str] | None,
+    json_body: Any,
+    data: Mapping[str, Any] | None,
+    content: bytes | None,
+    timeout_s: float,
+    max_bytes: int,
+    raise_for_status: bool,
+) -> Fetched:
     try:
         request = client.build_request(
             method.upper(),

@@ -31,7 +31,8 @@ class ToolCallContext(Protocol):
     """What a tool may use while it runs: secrets by name and the run it belongs to.
 
     Nodes pass their `NodeContext`, which also offers `run_flow(ref, inputs)` (used by flow tools)
-    and `services.mcp_servers`; tools look those up with `getattr` so other callers may omit them.
+    and the run's `services` (`mcp_servers`, `http`: its HTTP client pool); tools look those up
+    with `getattr` so other callers may omit them.
     """
 
     run_id: str

@@ -72,6 +72,7 @@ def http_request_tool() -> Tool:
         headers = {str(k): str(v) for k, v in (args.get("headers") or {}).items()}
         body = args.get("body")
         fetched = await fetch(
+            ctx,
             method,
             url.strip(),
             what="http_request",
@@ -172,7 +173,7 @@ async def _searxng(
             fatal=True,
         )
     fetched = await fetch(
-        "GET", urljoin(base.rstrip("/") + "/", "search"), what="web_search (SearXNG)",
+        ctx, "GET", urljoin(base.rstrip("/") + "/", "search"), what="web_search (SearXNG)",
         params={"q": query, "format": "json"},
     )  # fmt: skip
     data = fetched.json("SearXNG")
@@ -200,6 +201,7 @@ async def _tavily(
         )
     base = _setting(ctx, base_url, "TAVILY_URL", DEFAULT_URLS["tavily"]) or ""
     fetched = await fetch(
+        ctx,
         "POST",
         base.rstrip("/") + "/search",
         what="web_search (Tavily)",
@@ -223,6 +225,7 @@ async def _duckduckgo(
 ) -> list[dict[str, Any]]:
     base = _setting(ctx, base_url, "DUCKDUCKGO_URL", DEFAULT_URLS["duckduckgo"]) or ""
     fetched = await fetch(
+        ctx,
         "POST",
         base,
         what="web_search (DuckDuckGo)",
@@ -292,6 +295,7 @@ def wikipedia_tool(*, base_url: str | None = None) -> Tool:
             raise ToolError(f"invalid language code {lang!r}")
         base = (_setting(ctx, base_url, "WIKIPEDIA_URL", DEFAULT_URLS["wikipedia"]) or "").format(lang=lang)
         fetched = await fetch(
+            ctx,
             "GET",
             base.rstrip("/") + "/w/api.php",
             what="wikipedia",
@@ -362,6 +366,7 @@ def arxiv_tool(*, base_url: str | None = None) -> Tool:
         search = query if ":" in query else f"all:{query}"
         url = _setting(ctx, base_url, "ARXIV_URL", DEFAULT_URLS["arxiv"]) or ""
         fetched = await fetch(
+            ctx,
             "GET",
             url,
             what="arxiv",

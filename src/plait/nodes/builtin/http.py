@@ -4,9 +4,10 @@ Output: ``{"status": int, "headers": {lower-cased name: value}, "body": parsed b
 "url": final URL (after redirects), "elapsed_ms": duration of the successful attempt}``.
 
 Every request, and every redirect hop, goes through `plait.net.guard` with the allowlist in
-``PLAIT_HTTP_ALLOW`` (read at each run). Connections come from one shared `httpx.AsyncClient` per
-(event loop, allowlist), the size limit, URL display and body parsing from `plait.net.http`
-(shared with the agent tools).
+``PLAIT_HTTP_ALLOW`` (read at each run). Connections come from the run's client pool
+(`ctx.services.http`, a `plait.net.http.HttpClients`: one client per event loop and allowlist);
+a context without one gets a client for the request alone. The size limit, URL display and body
+parsing come from `plait.net.http` (shared with the agent tools).
 """
 
 from __future__ import annotations
@@ -23,15 +24,22 @@ from urllib.parse import urlencode
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from plait.net.guard import ALLOW_ENV, MAX_REDIRECTS, BlockedURLError, allowlist_from_env, send_with_redirects
+from plait.net.guard import (
+    ALLOW_ENV,
+    MAX_REDIRECTS,
+    Allowlist,
+    BlockedURLError,
+    allowlist_from_env,
+    send_with_redirects,
+)
 from plait.net.http import (
     BodyNotJSONError,
     ResponseTooLargeError,
+    borrow_client,
     decode_text,
     display_url,
     parse_body,
     read_limited,
-    shared_client,
 )
 from plait.nodes.base import Node, NodeContext, NodeError
 
@@ -139,7 +147,15 @@ class HttpNode(Node[HttpConfig]):
 
     async def run(self, ctx: NodeContext) -> Any:
         cfg = self.config
-        client, request = self._build_request(ctx, cfg)
+        target, headers, content, allow = self._prepare(ctx, cfg)
+        async with borrow_client(getattr(ctx.services, "http", None), allow) as client:
+            request = client.build_request(
+                cfg.method, target, headers=headers, content=content, timeout=httpx.Timeout(cfg.timeout_s)
+            )
+            return await self._exchange(client, request, cfg)
+
+    async def _exchange(self, client: httpx.AsyncClient, request: httpx.Request, cfg: HttpConfig) -> Any:
+        """Send `request` with the config's retries; the node's output, or a NodeError."""
         shown = display_url(request.url)
         attempts = cfg.retries + 1
         for attempt in range(1, attempts + 1):
@@ -197,7 +213,10 @@ class HttpNode(Node[HttpConfig]):
             }
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _build_request(self, ctx: NodeContext, cfg: HttpConfig) -> tuple[httpx.AsyncClient, httpx.Request]:
+    def _prepare(
+        self, ctx: NodeContext, cfg: HttpConfig
+    ) -> tuple[httpx.URL, dict[str, str], bytes | None, Allowlist]:
+        """The rendered URL, headers and body, and the allowlist to send them under."""
         url = ctx.render(cfg.url)
         if not isinstance(url, str) or not url.strip():
             raise NodeError(
@@ -226,15 +245,7 @@ class HttpNode(Node[HttpConfig]):
             allow = allowlist_from_env()
         except ValueError as exc:
             raise NodeError(str(exc), hint=f"fix {ALLOW_ENV}", retryable=False) from exc
-        client = shared_client(allow)
-        request = client.build_request(
-            cfg.method,
-            target,
-            headers=headers,
-            content=content,
-            timeout=httpx.Timeout(cfg.timeout_s),
-        )
-        return client, request
+        return target, headers, content, allow
 
     async def _attempt(
         self, client: httpx.AsyncClient, request: httpx.Request, cfg: HttpConfig, shown: str

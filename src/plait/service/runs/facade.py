@@ -24,6 +24,7 @@ from typing import Any
 
 from plait import RunResult
 from plait.engine.events import Event
+from plait.net.http import HttpClients
 from plait.nodes.builtin.component import ComponentSource
 from plait.service.bus import EventBus
 from plait.service.flows import FlowService
@@ -53,6 +54,7 @@ class RunService:
         bus: EventBus | None = None,
         *,
         components: ComponentSource | None = None,
+        http: HttpClients | None = None,
     ) -> None:
         self.store = store
         self.flows = flows
@@ -68,6 +70,7 @@ class RunService:
             owner=self.owner,
             flows=flows.load_subflow,
             components=components,
+            http=http,
         )
         self.views = RunViews(store, self.bus, self.launcher)
         self.control = RunControl(store, flows, settings, self.launcher, self.views, self.cancels)

@@ -4,7 +4,7 @@ Starting a run, answering a waiting node, a retry from a node, continuing a run 
 failing a node whose task expired are all one `launch(run_id, flow, how)`: `how` says which engine
 entry point (`Start`, `Resume`, `Retry`), and the launcher builds the engine call once: flow,
 checkpointer, event sink, variables, the flow library for sub-flows, and one `RunServices`
-(providers, tools, component source, cancel source). It runs the call as the run's asyncio task
+(providers, tools, component source, cancel source, HTTP client pool). It runs the call as the run's asyncio task
 under the run's lease, turns unexpected failures into a failed run, writes the human-task rows
 the run's `waiting` events ask for, and lets go of the run (lease, caches, event history) when
 the task ends.
@@ -29,6 +29,7 @@ from plait.engine import events as ev
 from plait.engine.events import Event
 from plait.engine.services import ProviderSource, RunServices
 from plait.engine.status import TERMINAL_RUN_STATUSES, RunStatus
+from plait.net.http import HttpClients
 from plait.nodes.builtin.component import ComponentSource
 from plait.service.bus import EventBus
 from plait.service.errors import Conflict, ServiceError
@@ -84,6 +85,7 @@ class RunLauncher:
         components: ComponentSource | None = None,
         providers: ProviderSource | None = None,
         tools: ToolRegistry | None = None,
+        http: HttpClients | None = None,
     ) -> None:
         self.store = store
         self.settings = settings
@@ -94,7 +96,7 @@ class RunLauncher:
         # What every run of the service gets from outside the flow (None: the engine's defaults);
         # cancel requests reach the runs through `cancels`.
         self.services = RunServices(
-            providers=providers, tools=tools, component_source=components, cancels=cancels
+            providers=providers, tools=tools, component_source=components, cancels=cancels, http=http
         )
         # What every engine call of the launcher passes (with the run's `env`).
         self._engine_options: dict[str, Any] = {
