@@ -218,9 +218,8 @@ async def test_registered_components_are_in_the_palette(client: httpx.AsyncClien
 
 
 async def test_tools_list_builtins_and_the_server_side_mcp_servers(
-    client: httpx.AsyncClient, monkeypatch: Any, tmp_path: Any
+    app: Any, client: httpx.AsyncClient, monkeypatch: Any, tmp_path: Any
 ) -> None:
-    from plait.tools import mcp
     from tools._mcp import stdio_config
 
     servers = {
@@ -263,4 +262,4 @@ async def test_tools_list_builtins_and_the_server_side_mcp_servers(
         r = await client.get("/api/v1/tools")
         assert r.status_code == 200 and "cannot read PLAIT_MCP_CONFIG" in r.json()["mcp_config_error"]
     finally:
-        await mcp.aclose_all()
+        await app.state.services.mcp.aclose()

@@ -8,7 +8,12 @@ import sys
 import time
 from pathlib import Path
 
+from plait.tools.mcp import MCPConnections
+
 SERVER = str(Path(__file__).with_name("mcp_server.py"))
+
+# The MCP connection pool of the tests' fake contexts (test_mcp's Ctx); `mcp_cleanup` closes it.
+CONNECTIONS = MCPConnections()
 
 
 def stdio_config(**extra) -> dict:

@@ -1,7 +1,10 @@
 from __future__ import annotations
 
 import pytest
+from _mcp import CONNECTIONS
 from _services import Services
+
+from plait.engine.api import default_mcp
 
 
 @pytest.fixture
@@ -14,11 +17,11 @@ def services(monkeypatch):
 
 @pytest.fixture
 async def mcp_cleanup():
-    """Close the MCP connections a test opened (they are kept per event loop)."""
-    from plait.tools import mcp
-
+    """Close the MCP connections a test opened: its fake contexts' pool, and the pool of runs
+    started without one (`plait.run`'s default)."""
     yield
-    await mcp.aclose_all()
+    await CONNECTIONS.aclose()
+    await default_mcp.aclose()
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import asyncio
 import json
 
 import pytest
-from _mcp import stdio_config
+from _mcp import CONNECTIONS, stdio_config
 
 from plait.tools import mcp
 from plait.tools.base import ToolError
@@ -17,6 +17,7 @@ pytestmark = pytest.mark.usefixtures("mcp_cleanup")
 class Services:
     def __init__(self, servers: dict) -> None:
         self.mcp_servers = servers
+        self.mcp = CONNECTIONS
 
 
 class Ctx:
@@ -177,3 +178,12 @@ async def test_idle_connections_close_and_the_next_call_reconnects(monkeypatch):
     with pytest.raises(mcp._Retired):
         await conn.call("add", {"a": 1, "b": 1})
     assert await add.call({"a": 1, "b": 1}, ctx) == 2  # a new connection
+
+
+async def test_a_context_without_a_connection_pool_cannot_reach_servers(monkeypatch):
+    monkeypatch.setenv("PLAIT_MCP_FLOW_STDIO", "1")
+    ctx = Ctx({"calc": stdio_config()})
+    ctx.services.mcp = None
+    with pytest.raises(ToolError, match="no MCP connection pool") as info:
+        await mcp.server_tools(ctx, "calc")
+    assert info.value.fatal and "RunServices(mcp=MCPConnections())" in str(info.value)

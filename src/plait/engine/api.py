@@ -8,7 +8,8 @@ outputs upstream of a node (`retry`).
 
 Cancellation reaches a run through its `CancelSource` (`services.cancels`). Runs started without
 one watch `default_cancels`, the process's `LocalCancels`, which is what `cancel(run_id)` uses.
-Likewise runs started without an HTTP client pool (`services.http`) share `default_http`.
+Likewise runs started without an HTTP client pool (`services.http`) or an MCP connection pool
+(`services.mcp`) share `default_http` and `default_mcp`.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from plait.nodes.base import InterruptRequest, NodeError
 from plait.spec.loader import read_document_data
 from plait.spec.problems import FlowValidationError
 from plait.tools.base import ToolRegistry
+from plait.tools.mcp import MCPConnections
 
 MAX_SUBFLOW_DEPTH = 16
 
@@ -49,10 +51,13 @@ FlowSource = Mapping[str, FlowLike] | FlowLoader
 # them. One per process, documented here; callers that cancel across processes pass their own.
 default_cancels = LocalCancels()
 
-# The HTTP client pool of runs started without one (`services.http`): those runs reuse connections
-# (per event loop, as a client costs tens of milliseconds to build). The server passes, and closes,
-# its own; an embedder may close this one on its loop at shutdown (`await default_http.aclose()`).
+# The connection pools of runs started without their own (`services.http`, `services.mcp`): those
+# runs reuse connections across runs (per event loop: a guarded HTTP client costs tens of
+# milliseconds to build, an MCP server is a process to start). The server passes, and closes, its
+# own; an embedder may close these on its loop at shutdown (`await default_http.aclose()`, and
+# `await default_mcp.aclose()`, which also stops the MCP servers plait started).
 default_http = HttpClients()
+default_mcp = MCPConnections()
 
 _DATAFLOW = DataflowPolicy()
 
@@ -85,6 +90,7 @@ def _runner(
         component_source=services.component_source,
         cancels=services.cancels,
         http=services.http if services.http is not None else default_http,
+        mcp=services.mcp if services.mcp is not None else default_mcp,
         resolve_flow=services.resolve_flow or SubflowResolver(flow, flows, env, cache),
         registry=flow.registry,
         depth=services.depth,

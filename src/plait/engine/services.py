@@ -1,7 +1,7 @@
 """`RunServices`: everything a run needs from outside the flow, in one explicit object.
 
 Model providers, the tool registry, the flow's MCP servers, the custom-component source, the
-cancel source, the HTTP client pool, the sub-flow resolver and the node registry all travel in one
+cancel source, the HTTP client and MCP connection pools, the sub-flow resolver and the node registry all travel in one
 `RunServices` that the caller builds (`plait.run(..., services=...)`, or the service layer for its
 runs) and the engine hands to every node (`ctx.services`) and to the runs nested in it (loop/map
 bodies share it; a sub-flow gets a copy one level deeper). Nothing here is a module global: two
@@ -22,6 +22,7 @@ from plait.net.http import HttpClients
 from plait.nodes.builtin.component import ComponentSource
 from plait.nodes.registry import NodeRegistry
 from plait.tools.base import ToolRegistry
+from plait.tools.mcp import MCPConnections
 
 
 class ProviderSource(Protocol):
@@ -57,6 +58,7 @@ class RunServices:
     component_source: ComponentSource | None = None  # where `component` nodes find components
     cancels: CancelSource | None = None  # where a cancel request for the run comes from
     http: HttpClients | None = None  # HTTP client pool (http node, web tools); None: the engine's default
+    mcp: MCPConnections | None = None  # MCP sessions (mcp: tools); None: the engine's default
     resolve_flow: FlowResolver | None = None  # for subflow nodes; None: sub-flows unavailable
     registry: NodeRegistry | None = None  # the node types the flow was compiled with
     depth: int = 0  # sub-flow nesting level (0: a top-level run)

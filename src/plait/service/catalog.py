@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from plait.engine.context import lookup_secret
+from plait.engine.services import RunServices
 from plait.nodes.base import Node
 from plait.nodes.builtin.component import describe_component
 from plait.nodes.registry import NodeRegistry, default_registry
@@ -25,7 +26,7 @@ from plait.spec.problems import FlowValidationError
 from plait.store import Store
 from plait.tools import ToolError, default_tools
 from plait.tools.base import Tool
-from plait.tools.mcp import server_side_servers, server_tools
+from plait.tools.mcp import MCPConnections, server_side_servers, server_tools
 
 VARIABLE_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 COMPONENT_PREFIX = "component:"
@@ -60,9 +61,10 @@ def config_problems(exc: ValidationError) -> list[dict[str, Any]]:
 
 
 class CatalogService:
-    def __init__(self, store: Store, registry: NodeRegistry | None = None) -> None:
+    def __init__(self, store: Store, registry: NodeRegistry | None = None, *, mcp: MCPConnections) -> None:
         self.store = store
         self.registry = registry or default_registry()
+        self.mcp = mcp  # the server's MCP sessions (listing a server's tools connects to it)
         self._builtin: tuple[tuple[str, ...], list[dict[str, Any]]] | None = None
 
     def _describe_builtin(self) -> list[dict[str, Any]]:
@@ -194,7 +196,7 @@ class CatalogService:
         except ToolError as exc:
             out["mcp_config_error"] = str(exc)
             return out
-        ctx = _SecretsContext(await self.store.variables.values())
+        ctx = _SecretsContext(await self.store.variables.values(), self.mcp)
         listed = await asyncio.gather(
             *(_server_entry(ctx, name, cfg.transport) for name, cfg in servers.items())
         )
@@ -204,12 +206,12 @@ class CatalogService:
 
 class _SecretsContext:
     """What listing an MCP server's tools needs of a run's context: `${NAME}` in its env/headers
-    resolved from the stored variables, then the environment (as a run does)."""
+    resolved from the stored variables, then the environment (as a run does), and the server's
+    MCP connection pool (`services.mcp`; no flow, so no `mcp_servers`)."""
 
-    services = None
-
-    def __init__(self, values: dict[str, Any]) -> None:
+    def __init__(self, values: dict[str, Any], mcp: MCPConnections) -> None:
         self.values = values
+        self.services = RunServices(mcp=mcp)
 
     def secret(self, name: str) -> str | None:
         return lookup_secret(self.values, name)

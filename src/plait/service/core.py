@@ -19,6 +19,7 @@ from plait.service.flows import FlowService
 from plait.service.runs import RunService
 from plait.service.settings import Settings
 from plait.store import Store
+from plait.tools.mcp import MCPConnections
 
 log = logging.getLogger("plait.service")
 
@@ -32,12 +33,14 @@ class Services:
         self.bus = EventBus()
         self.flows = FlowService(store)
         self.components = ComponentService(store)
-        # The server's HTTP connections (http nodes, web tools of every run), closed by `close`.
+        # The server's connections, shared by its runs and closed by `close`: HTTP (http nodes,
+        # web tools) and MCP sessions (mcp: tools; the catalog's listing of server-side servers).
         self.http = HttpClients()
+        self.mcp = MCPConnections()
         self.runs = RunService(
-            store, self.flows, settings, self.bus, components=self.components, http=self.http
+            store, self.flows, settings, self.bus, components=self.components, http=self.http, mcp=self.mcp
         )
-        self.catalog = CatalogService(store)
+        self.catalog = CatalogService(store, mcp=self.mcp)
         self._key_cache: dict[str, tuple[float, str | None]] = {}  # key -> (expiry, owner)
         self.admin_key: str | None = None
 
@@ -53,6 +56,7 @@ class Services:
         except BaseException:
             await services.runs.close()
             await services.http.aclose()
+            await services.mcp.aclose()
             await store.close()
             raise
         return services
@@ -104,11 +108,9 @@ class Services:
         return row.user_id
 
     async def close(self) -> None:
-        from plait.tools.mcp import aclose_all
-
         await self.runs.close()
         await self.http.aclose()  # after the runs: they are what uses it
-        await aclose_all()  # MCP server processes and sessions opened by runs
+        await self.mcp.aclose()  # MCP server processes and sessions opened by runs and the catalog
         await self.store.close()
 
     def health(self) -> dict[str, Any]:

@@ -13,23 +13,27 @@ Where servers are configured (see docs/tools.md):
 Values in ``env`` and ``headers`` may name secrets as ``${NAME}``: they are looked up when
 connecting (stored variables, then the environment) and never written into the flow.
 
-Connections: one per (event loop, server configuration), opened on first use and kept by a
-background task that owns the SDK client (its anyio scopes must stay in one task) and closes after
-``idle_timeout_s`` without calls. A server that dies or cannot be reached fails the call with a
-`ToolError(fatal=True)` naming the server (and tool); the broken connection is dropped, so the next
-use reconnects.
+Connections belong to an `MCPConnections` pool that travels with the run (`RunServices.mcp`,
+read as `ctx.services.mcp`): the server makes one and closes it at shutdown, `plait.run` uses the
+engine's documented default unless the caller passes one; a context without a pool cannot reach MCP
+servers. A pool holds one connection per (event loop, server configuration), opened on first use
+and kept by a background task that owns the SDK client (its anyio scopes must stay in one task) and
+closes after ``idle_timeout_s`` without calls. A server that dies or cannot be reached fails the
+call with a `ToolError(fatal=True)` naming the server (and tool); the broken connection leaves its
+pool, so the next use reconnects.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 import os
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -112,25 +116,24 @@ def _parse_servers(raw: Any, where: str) -> dict[str, MCPServerConfig]:
     return out
 
 
-_config_cache: dict[tuple[str, float], dict[str, MCPServerConfig]] = {}
-
-
 def server_side_servers() -> dict[str, MCPServerConfig]:
     """The servers of the ``PLAIT_MCP_CONFIG`` file (re-read when the file changes)."""
     path = os.environ.get(CONFIG_ENV)
     if not path:
         return {}
     try:
-        mtime = Path(path).stat().st_mtime
-        key = (path, mtime)
-        if key not in _config_cache:
-            text = Path(path).read_text()
-            raw = json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
-            _config_cache.clear()
-            _config_cache[key] = _parse_servers(raw, CONFIG_ENV)
-        return _config_cache[key]
+        return _read_config(path, Path(path).stat().st_mtime)
     except (OSError, ValueError, yaml.YAMLError) as exc:
         raise ToolError(f"cannot read {CONFIG_ENV} file {path!r}: {exc}", fatal=True) from exc
+
+
+@functools.lru_cache(maxsize=1)
+def _read_config(path: str, mtime: float) -> dict[str, MCPServerConfig]:
+    """The parsed file as it was at `mtime`: a memo of a pure read (every run asks for it), not
+    state; a changed file has a new mtime and is read again."""
+    text = Path(path).read_text()
+    raw = json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
+    return _parse_servers(raw, CONFIG_ENV)
 
 
 def run_servers(ctx: Any) -> dict[str, tuple[MCPServerConfig, bool]]:
@@ -169,9 +172,17 @@ class _Connection:
     """A live session with one server, owned by one background task (the SDK's scopes need that)."""
 
     def __init__(
-        self, name: str, cfg: MCPServerConfig, env: dict[str, str], headers: dict[str, str], *, trusted: bool
+        self,
+        name: str,
+        cfg: MCPServerConfig,
+        env: dict[str, str],
+        headers: dict[str, str],
+        *,
+        trusted: bool,
+        on_closed: Callable[[_Connection], None],
     ) -> None:
         self.name = name
+        self.on_closed = on_closed  # the pool forgets it (the next use reconnects)
         self.cfg = cfg
         self.env = env
         self.headers = headers
@@ -245,7 +256,7 @@ class _Connection:
                 job = self.jobs.get_nowait()
                 if job is not None and not job.future.done():
                     job.future.set_exception(_ConnectionLost(error))
-            _forget(self)
+            self.on_closed(self)
         if isinstance(error, asyncio.CancelledError):
             raise error
 
@@ -278,7 +289,7 @@ class _Connection:
                 # next call starts a new one instead of reusing a dead session.
                 error = _ConnectionLost(error)
                 self.closed = True
-                _forget(self)
+                self.on_closed(self)
                 self.jobs.put_nowait(None)
             if not job.future.done():
                 job.future.set_exception(error)
@@ -399,17 +410,6 @@ def _describe(exc: BaseException) -> str:
     return text
 
 
-_connections: dict[asyncio.AbstractEventLoop, dict[str, _Connection]] = {}
-_locks: dict[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]] = {}
-
-
-def _forget(conn: _Connection) -> None:
-    for per_loop in _connections.values():
-        for key, value in list(per_loop.items()):
-            if value is conn:
-                del per_loop[key]
-
-
 def _resolve_secrets(
     values: Mapping[str, str], ctx: ToolCallContext | None, server: str, field: str
 ) -> dict[str, str]:
@@ -430,63 +430,101 @@ def _resolve_secrets(
     return out
 
 
+class MCPConnections:
+    """Live MCP sessions, one per (event loop, server configuration); closed by the owner (`aclose`,
+    on the loop that used them). Sessions and their tasks are bound to their loop, so a session is
+    never used from another loop; those of closed loops are dropped."""
+
+    __slots__ = ("_connections", "_locks")
+
+    def __init__(self) -> None:
+        self._connections: dict[asyncio.AbstractEventLoop, dict[str, _Connection]] = {}
+        self._locks: dict[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]] = {}
+
+    async def connect(
+        self, name: str, cfg: MCPServerConfig, ctx: ToolCallContext | None, *, trusted: bool
+    ) -> _Connection:
+        """The live connection to a server (opened now if needed); raises ToolError(fatal) on failure."""
+        if cfg.command and not trusted and os.environ.get(FLOW_STDIO_ENV) != "1":
+            raise ToolError(
+                f"MCP server {name!r}: stdio commands in a flow's settings are disabled on this installation",
+                hint=f"configure the server in the {CONFIG_ENV} file, or set {FLOW_STDIO_ENV}=1 if flow authors are trusted",
+                fatal=True,
+            )
+        env = _resolve_secrets(cfg.env, ctx, name, "env")
+        headers = _resolve_secrets(cfg.headers, ctx, name, "headers")
+        if cfg.url and not trusted:
+            try:
+                await acheck_url(cfg.url)
+            except BlockedURLError as exc:
+                raise ToolError(f"MCP server {name!r}: {exc.message}", fatal=True) from exc
+            except ValueError as exc:
+                raise ToolError(f"MCP server {name!r}: {exc}", fatal=True) from exc
+        fingerprint = hashlib.sha256(
+            json.dumps([name, cfg.model_dump(), env, headers], sort_keys=True).encode()
+        ).hexdigest()
+        loop = asyncio.get_running_loop()
+        for old in [lp for lp in self._connections if lp.is_closed()]:
+            self._connections.pop(old, None)
+            self._locks.pop(old, None)
+        per_loop = self._connections.setdefault(loop, {})
+        lock = self._locks.setdefault(loop, {}).setdefault(fingerprint, asyncio.Lock())
+        async with lock:
+            conn = per_loop.get(fingerprint)
+            if conn is None or conn.closed:
+                conn = per_loop[fingerprint] = _Connection(
+                    name, cfg, env, headers, trusted=trusted, on_closed=self._forget
+                )
+            try:
+                async with asyncio.timeout(cfg.connect_timeout_s):
+                    await asyncio.shield(conn.ready)
+            except TimeoutError as exc:
+                await conn.aclose()
+                raise ToolError(
+                    f"cannot connect to {conn.describe()}: no answer within {cfg.connect_timeout_s:g}s",
+                    fatal=True,
+                ) from exc
+            except _ConnectionLost as exc:
+                tail = conn.stderr_tail()
+                why = f"{exc} ({conn.http_problem})" if conn.http_problem else str(exc)
+                raise ToolError(
+                    f"cannot connect to {conn.describe()}: {why}" + (f"; its stderr: {tail}" if tail else ""),
+                    hint="check the server's command/URL, headers and that it is running",
+                    fatal=True,
+                ) from exc
+        return conn
+
+    def _forget(self, conn: _Connection) -> None:
+        for per_loop in self._connections.values():
+            for key, value in list(per_loop.items()):
+                if value is conn:
+                    del per_loop[key]
+
+    async def aclose(self) -> None:
+        """Close the connections of the running event loop (server shutdown, tests)."""
+        for conn in list(self._connections.pop(asyncio.get_running_loop(), {}).values()):
+            await conn.aclose()
+        self._locks.pop(asyncio.get_running_loop(), None)
+
+
+def connections_of(ctx: ToolCallContext | None) -> MCPConnections:
+    """The MCP connection pool of the caller's run (`ctx.services.mcp`)."""
+    pool: MCPConnections | None = getattr(getattr(ctx, "services", None), "mcp", None)
+    if pool is None:
+        raise ToolError(
+            "MCP servers are not available here: the caller's context has no MCP connection pool",
+            hint="run the flow with plait.run or on the server, or give the context "
+            "services=RunServices(mcp=MCPConnections())",
+            fatal=True,
+        )
+    return pool
+
+
 async def connect(
     name: str, cfg: MCPServerConfig, ctx: ToolCallContext | None, *, trusted: bool
 ) -> _Connection:
-    """The live connection to a server (opened now if needed); raises ToolError(fatal) on failure."""
-    if cfg.command and not trusted and os.environ.get(FLOW_STDIO_ENV) != "1":
-        raise ToolError(
-            f"MCP server {name!r}: stdio commands in a flow's settings are disabled on this installation",
-            hint=f"configure the server in the {CONFIG_ENV} file, or set {FLOW_STDIO_ENV}=1 if flow authors are trusted",
-            fatal=True,
-        )
-    env = _resolve_secrets(cfg.env, ctx, name, "env")
-    headers = _resolve_secrets(cfg.headers, ctx, name, "headers")
-    if cfg.url and not trusted:
-        try:
-            await acheck_url(cfg.url)
-        except BlockedURLError as exc:
-            raise ToolError(f"MCP server {name!r}: {exc.message}", fatal=True) from exc
-        except ValueError as exc:
-            raise ToolError(f"MCP server {name!r}: {exc}", fatal=True) from exc
-    fingerprint = hashlib.sha256(
-        json.dumps([name, cfg.model_dump(), env, headers], sort_keys=True).encode()
-    ).hexdigest()
-    loop = asyncio.get_running_loop()
-    for old in [lp for lp in _connections if lp.is_closed()]:
-        _connections.pop(old, None)
-        _locks.pop(old, None)
-    per_loop = _connections.setdefault(loop, {})
-    lock = _locks.setdefault(loop, {}).setdefault(fingerprint, asyncio.Lock())
-    async with lock:
-        conn = per_loop.get(fingerprint)
-        if conn is None or conn.closed:
-            conn = per_loop[fingerprint] = _Connection(name, cfg, env, headers, trusted=trusted)
-        try:
-            async with asyncio.timeout(cfg.connect_timeout_s):
-                await asyncio.shield(conn.ready)
-        except TimeoutError as exc:
-            await conn.aclose()
-            raise ToolError(
-                f"cannot connect to {conn.describe()}: no answer within {cfg.connect_timeout_s:g}s",
-                fatal=True,
-            ) from exc
-        except _ConnectionLost as exc:
-            tail = conn.stderr_tail()
-            why = f"{exc} ({conn.http_problem})" if conn.http_problem else str(exc)
-            raise ToolError(
-                f"cannot connect to {conn.describe()}: {why}" + (f"; its stderr: {tail}" if tail else ""),
-                hint="check the server's command/URL, headers and that it is running",
-                fatal=True,
-            ) from exc
-    return conn
-
-
-async def aclose_all() -> None:
-    """Close every MCP connection of the running event loop (server shutdown, tests)."""
-    conns = list(_connections.pop(asyncio.get_running_loop(), {}).values())
-    for conn in conns:
-        await conn.aclose()
+    """The live connection to a server in the pool of `ctx`'s run (see `MCPConnections.connect`)."""
+    return await connections_of(ctx).connect(name, cfg, ctx, trusted=trusted)
 
 
 # --------------------------------------------------------------------------- tools

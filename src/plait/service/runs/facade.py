@@ -38,6 +38,7 @@ from plait.service.runs.views import RunViews
 from plait.service.settings import Settings
 from plait.store import Store
 from plait.store.models import Run
+from plait.tools.mcp import MCPConnections
 
 
 def process_owner() -> str:
@@ -55,6 +56,7 @@ class RunService:
         *,
         components: ComponentSource | None = None,
         http: HttpClients | None = None,
+        mcp: MCPConnections | None = None,
     ) -> None:
         self.store = store
         self.flows = flows
@@ -71,6 +73,7 @@ class RunService:
             flows=flows.load_subflow,
             components=components,
             http=http,
+            mcp=mcp,
         )
         self.views = RunViews(store, self.bus, self.launcher)
         self.control = RunControl(store, flows, settings, self.launcher, self.views, self.cancels)

@@ -4,7 +4,7 @@ Starting a run, answering a waiting node, a retry from a node, continuing a run 
 failing a node whose task expired are all one `launch(run_id, flow, how)`: `how` says which engine
 entry point (`Start`, `Resume`, `Retry`), and the launcher builds the engine call once: flow,
 checkpointer, event sink, variables, the flow library for sub-flows, and one `RunServices`
-(providers, tools, component source, cancel source, HTTP client pool). It runs the call as the run's asyncio task
+(providers, tools, component source, cancel source, HTTP and MCP connection pools). It runs the call as the run's asyncio task
 under the run's lease, turns unexpected failures into a failed run, writes the human-task rows
 the run's `waiting` events ask for, and lets go of the run (lease, caches, event history) when
 the task ends.
@@ -37,6 +37,7 @@ from plait.service.runs.cancels import RunCancels
 from plait.service.settings import Settings
 from plait.store import Store
 from plait.tools.base import ToolRegistry
+from plait.tools.mcp import MCPConnections
 
 log = logging.getLogger("plait.service")
 
@@ -86,6 +87,7 @@ class RunLauncher:
         providers: ProviderSource | None = None,
         tools: ToolRegistry | None = None,
         http: HttpClients | None = None,
+        mcp: MCPConnections | None = None,
     ) -> None:
         self.store = store
         self.settings = settings
@@ -96,7 +98,12 @@ class RunLauncher:
         # What every run of the service gets from outside the flow (None: the engine's defaults);
         # cancel requests reach the runs through `cancels`.
         self.services = RunServices(
-            providers=providers, tools=tools, component_source=components, cancels=cancels, http=http
+            providers=providers,
+            tools=tools,
+            component_source=components,
+            cancels=cancels,
+            http=http,
+            mcp=mcp,
         )
         # What every engine call of the launcher passes (with the run's `env`).
         self._engine_options: dict[str, Any] = {
