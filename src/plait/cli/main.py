@@ -20,6 +20,7 @@ from plait.engine.errors import ResumeError
 from plait.engine.event_schema import events_json_schema
 from plait.engine.events import Event
 from plait.engine.results import RunResult
+from plait.engine.status import RunStatus
 from plait.nodes.base import NodeError
 from plait.nodes.registry import default_registry
 from plait.spec.models import FlowDocument
@@ -37,6 +38,8 @@ err_console = Console(stderr=True)
 EXIT_FAILED = 1
 EXIT_WAITING = 3
 EXIT_CANCELLED = 130
+# The exit code per final run status (anything else: EXIT_FAILED).
+_EXIT_CODES: dict[str, int] = {RunStatus.COMPLETED: 0, RunStatus.CANCELLED: EXIT_CANCELLED}
 
 
 def _parse_inputs(pairs: list[str], json_file: Path | None) -> dict[str, Any]:
@@ -142,11 +145,13 @@ async def _run_interactive(flow: Flow, inputs: dict[str, Any], as_json: bool) ->
     except RunInputError as exc:
         _print_problems(exc)
         return EXIT_FAILED
-    while result.status == "waiting":
+    while result.status == RunStatus.WAITING:
         task = result.interrupt
         assert task is not None
         if not sys.stdin.isatty():
-            print(json.dumps({"status": "waiting", "run_id": result.run_id, "task": task}, default=str))
+            print(
+                json.dumps({"status": RunStatus.WAITING, "run_id": result.run_id, "task": task}, default=str)
+            )
             return EXIT_WAITING
         answer = _prompt_task(task)
         try:
@@ -192,7 +197,7 @@ def run_remote(server: str, flow_id: str, inputs: dict[str, Any], api_key: str |
                 if progress is not None:
                     progress(event)
                 if isinstance(event.data, ev.Waiting):
-                    waiting = {"status": "waiting", "run_id": event.run_id, "task": event.data.wire()}
+                    waiting = {"status": RunStatus.WAITING, "run_id": event.run_id, "task": event.data.wire()}
                     print(json.dumps(waiting, default=str))
                     return EXIT_WAITING
                 if isinstance(event.data, ev.RunFinished):
@@ -214,7 +219,7 @@ def run_remote(server: str, flow_id: str, inputs: dict[str, Any], api_key: str |
             console.print(f"[red]{final['error']}[/]")
         if final.get("outputs"):
             console.print_json(json.dumps(final["outputs"], default=str, ensure_ascii=False))
-    return {"completed": 0, "cancelled": EXIT_CANCELLED}.get(str(final.get("status")), EXIT_FAILED)
+    return _EXIT_CODES.get(str(final.get("status")), EXIT_FAILED)
 
 
 def _sse_events(lines: Any) -> Any:
@@ -252,13 +257,15 @@ def _report(result: RunResult, as_json: bool) -> int:
     if as_json:
         print(json.dumps(result.to_dict(), default=str, ensure_ascii=False))
     else:
-        style = {"completed": "green", "failed": "red", "cancelled": "yellow"}.get(result.status, "white")
+        style = {RunStatus.COMPLETED: "green", RunStatus.FAILED: "red", RunStatus.CANCELLED: "yellow"}.get(
+            RunStatus(result.status), "white"
+        )
         console.print(f"\n[bold {style}]{result.status}[/] in {result.duration_ms:.1f} ms")
         if result.error:
             console.print(f"[red]{result.error}[/]")
         if result.outputs:
             console.print_json(json.dumps(result.outputs, default=str, ensure_ascii=False))
-    return {"completed": 0, "cancelled": EXIT_CANCELLED}.get(result.status, EXIT_FAILED)
+    return _EXIT_CODES.get(result.status, EXIT_FAILED)
 
 
 @app.command("validate")

@@ -37,10 +37,20 @@ class NodeStatus(StrEnum):
     RESUMED = "resumed"
 
 
+class TaskStatus(StrEnum):
+    """A person's task (a waiting node's interrupt, as the server keeps it): `pending` until it is
+    answered (`submitted`), times out (`expired`) or its run ends first (`cancelled`)."""
+
+    PENDING = "pending"
+    SUBMITTED = "submitted"
+    EXPIRED = "expired"
+    CANCELLED = "cancelled"
+
+
 TERMINAL_RUN_STATUSES: frozenset[RunStatus] = frozenset(
     {RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED}
 )
 # The statuses a run can end an execution with (waiting included: the run is parked, not over).
 RESULT_STATUSES: frozenset[RunStatus] = TERMINAL_RUN_STATUSES | {RunStatus.WAITING}
 
-__all__ = ["RESULT_STATUSES", "TERMINAL_RUN_STATUSES", "NodeStatus", "RunStatus"]
+__all__ = ["RESULT_STATUSES", "TERMINAL_RUN_STATUSES", "NodeStatus", "RunStatus", "TaskStatus"]

@@ -35,6 +35,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from plait.engine.status import RunStatus, TaskStatus
+
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",
@@ -135,7 +137,7 @@ class Run(Base):
     flow_id: Mapped[str]
     version: Mapped[int | None]
     document: Mapped[dict[str, Any] | None]
-    status: Mapped[str] = mapped_column(String(16), default="queued")
+    status: Mapped[str] = mapped_column(String(16), default=RunStatus.QUEUED.value)
     inputs: Mapped[dict[str, Any]] = mapped_column(default=dict)
     variables: Mapped[dict[str, Any]] = mapped_column(default=dict)
     context: Mapped[dict[str, Any] | None]
@@ -201,7 +203,7 @@ class HumanTask(Base):
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
     node_id: Mapped[str]
     kind: Mapped[str] = mapped_column(String(32), default="human")
-    status: Mapped[str] = mapped_column(String(16), default="pending")
+    status: Mapped[str] = mapped_column(String(16), default=TaskStatus.PENDING.value)
     message: Mapped[str] = mapped_column(Text, default="")
     fields: Mapped[list[Any]] = mapped_column(default=list)
     prefill: Mapped[dict[str, Any]] = mapped_column(default=dict)

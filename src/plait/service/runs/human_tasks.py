@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from plait import Flow, NodeError
-from plait.engine.status import RunStatus
+from plait.engine.status import RunStatus, TaskStatus
 from plait.service.errors import Conflict, Gone, Invalid, NotFound, ServiceError
 from plait.service.flows import FlowService
 from plait.service.runs.launcher import Resume, RunLauncher
@@ -107,7 +107,7 @@ class HumanTasks:
             await self._stopped(task.run_id)
             task = await self.store.human_tasks.get(token)
             assert task is not None
-            if task.status == "expired" or (
+            if task.status == TaskStatus.EXPIRED or (
                 task.status == PENDING_TASK and task.expires_at is not None and task.expires_at <= time.time()
             ):
                 if task.status == PENDING_TASK:
@@ -132,7 +132,7 @@ class HumanTasks:
         if done is None:
             again = await self.store.human_tasks.get(task.token)
             status = again.status if again is not None else "unknown"
-            if status == "expired":
+            if status == TaskStatus.EXPIRED:
                 raise Gone(f"the task of node {task.node_id!r} expired")
             raise Conflict(f"the task was already {status}")
         self.launcher.launch(row.id, flow, Resume(clean, task.node_id))

@@ -16,7 +16,7 @@ from plait import RunResult
 from plait.engine import events as ev
 from plait.engine.checkpoint import port_value
 from plait.engine.events import Event
-from plait.engine.status import TERMINAL_RUN_STATUSES, NodeStatus, RunStatus
+from plait.engine.status import TERMINAL_RUN_STATUSES, NodeStatus, RunStatus, TaskStatus
 from plait.service.bus import EventBus
 from plait.service.errors import Invalid, NotFound
 from plait.service.runs.launcher import RunLauncher
@@ -25,14 +25,14 @@ from plait.store.db import json_dumps
 from plait.store.models import HumanTask, NodeRunRow, Run
 
 RUN_STATUSES: tuple[str, ...] = tuple(s.value for s in RunStatus)
-PENDING_TASK = "pending"
+PENDING_TASK = TaskStatus.PENDING
 
 
 def task_view(task: HumanTask, *, now: float | None = None) -> dict[str, Any]:
     t = time.time() if now is None else now
     status = task.status
     if status == PENDING_TASK and task.expires_at is not None and task.expires_at <= t:
-        status = "expired"
+        status = TaskStatus.EXPIRED
     return {
         "token": task.token,
         "run_id": task.run_id,

@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlalchemy import or_, select, update
 
+from plait.engine.status import TaskStatus
 from plait.store.models import HumanTask
 from plait.store.repos.base import Repo, now_or
 
@@ -37,7 +38,7 @@ class HumanTaskRepo(Repo):
             run_id=run_id,
             node_id=node_id,
             kind=kind,
-            status="pending",
+            status=TaskStatus.PENDING,
             message=message,
             fields=list(fields),
             prefill=dict(prefill or {}),
@@ -84,7 +85,11 @@ class HumanTaskRepo(Repo):
     async def pending_for_node(self, run_id: str, node_id: str) -> HumanTask | None:
         return await self._one(
             select(HumanTask)
-            .where(HumanTask.run_id == run_id, HumanTask.node_id == node_id, HumanTask.status == "pending")
+            .where(
+                HumanTask.run_id == run_id,
+                HumanTask.node_id == node_id,
+                HumanTask.status == TaskStatus.PENDING,
+            )
             .order_by(HumanTask.created_at.desc())
             .limit(1)
         )
@@ -99,10 +104,10 @@ class HumanTaskRepo(Repo):
             update(HumanTask)
             .where(
                 HumanTask.token == token,
-                HumanTask.status == "pending",
+                HumanTask.status == TaskStatus.PENDING,
                 or_(HumanTask.expires_at.is_(None), HumanTask.expires_at > t),
             )
-            .values(status="submitted", result=result, resolved_at=t)
+            .values(status=TaskStatus.SUBMITTED, result=result, resolved_at=t)
             .returning(HumanTask)
         )
         return rows[0] if rows else None
@@ -113,9 +118,11 @@ class HumanTaskRepo(Repo):
         return await self._write_returning(
             update(HumanTask)
             .where(
-                HumanTask.status == "pending", HumanTask.expires_at.is_not(None), HumanTask.expires_at <= t
+                HumanTask.status == TaskStatus.PENDING,
+                HumanTask.expires_at.is_not(None),
+                HumanTask.expires_at <= t,
             )
-            .values(status="expired", resolved_at=t)
+            .values(status=TaskStatus.EXPIRED, resolved_at=t)
             .returning(HumanTask)
         )
 
@@ -123,6 +130,6 @@ class HumanTaskRepo(Repo):
         """Cancel the run's pending tasks (the run was cancelled); returns how many."""
         return await self._write(
             update(HumanTask)
-            .where(HumanTask.run_id == run_id, HumanTask.status == "pending")
-            .values(status="cancelled", resolved_at=now_or(now))
+            .where(HumanTask.run_id == run_id, HumanTask.status == TaskStatus.PENDING)
+            .values(status=TaskStatus.CANCELLED, resolved_at=now_or(now))
         )
