@@ -210,10 +210,18 @@ async def _small_chain(repeat: int, merges: int = 10) -> dict[str, float]:
         for _ in range(lg_batch):
             await graph.ainvoke({"x": 0}, config)
 
-    p = median_us(await time_async(plait_batch, repeat), nodes * batch)
-    lg_sync = median_us(await asyncio.to_thread(time_sync, lg_sync_batch, repeat), nodes * lg_batch)
-    lg_async = median_us(await time_async(lg_async_batch, repeat), nodes * lg_batch)
-    lg = min(lg_sync, lg_async)
+    # Batches are short (tens of ms), so a moment of load elsewhere moves one sample a lot: take
+    # more samples than the other workloads and interleave the two sides, so that load hits both.
+    rounds = max(repeat * 3, 9)
+    p_samples: list[float] = []
+    lg_sync_samples: list[float] = []
+    lg_async_samples: list[float] = []
+    for _ in range(rounds):
+        p_samples += await time_async(plait_batch, 1)
+        lg_sync_samples += await asyncio.to_thread(time_sync, lg_sync_batch, 1)
+        lg_async_samples += await time_async(lg_async_batch, 1)
+    p = median_us(p_samples, nodes * batch)
+    lg = min(median_us(lg_sync_samples, nodes * lg_batch), median_us(lg_async_samples, nodes * lg_batch))
     return {
         "plait_us_per_node": round(p, 2),
         "langgraph_us_per_node": round(lg, 2),
