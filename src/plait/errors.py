@@ -19,9 +19,10 @@ The tree (each layer's errors derive from `PlaitError`; `str(error)` is the mess
     │   └── MissingKeyError                     no API key is set
     ├── tools.base.ToolError                    a tool call failed (str() includes the hint)
     ├── nodes.base.NodeError                    a node failed cleanly (what the run shows)
-    ├── engine errors                           RunInputError, RunNotFoundError, ResumeError, ...
+    ├── engine errors                           RunInputError, RunNotFoundError, ResumeError, DecisionError
     ├── store errors                            SecretKeyError, DecryptionError
-    └── service.errors.ServiceError             NotFound, Conflict, Gone, Invalid, Unauthorized
+    ├── service.errors.ServiceError             NotFound, Conflict, Gone, Invalid, Unauthorized
+    └── service.channel.ChannelError            a WebSocket channel message refused
 
 Foreign errors (httpx, SQLAlchemy, an SDK's) are translated where they enter plait, with
 `raise PlaitError(...) from exc` so logs keep the cause. The HTTP layer maps `PlaitError` once.

@@ -41,11 +41,11 @@ MESSAGE_TYPES = ("auth", "run", "stop", "subscribe", "unsubscribe", "ping")
 ALIASES = {"flowId": "flow_id", "runId": "run_id", "input": "inputs", "apiKey": "api_key"}
 
 
-class ChannelError(Exception):
+class ChannelError(PlaitError):
+    """A message the channel refuses, sent back as `{"type": "error", "code", "message", "details"}`."""
+
     def __init__(self, code: str, message: str, details: Any = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+        super().__init__(message, code=code)
         self.details = details
 
 
@@ -129,7 +129,7 @@ class FlowChannel:
                 "invalid_json",
                 f"messages must be JSON objects: {exc}",
                 {"hint": 'e.g. {"type": "run", "flow_id": "my-flow", "inputs": {}}'},
-            ) from None
+            ) from exc
         if not isinstance(msg, dict):
             raise ChannelError("invalid_message", "messages must be JSON objects with a `type`")
         for alias, name in ALIASES.items():

@@ -130,8 +130,8 @@ class FlowService:
                 description=description if description is not None else str(doc.get("description") or ""),
                 owner_id=owner_id,
             )
-        except IntegrityError:
-            raise Conflict(f"flow {fid!r} already exists", details={"hint": "update it with PUT"}) from None
+        except IntegrityError as exc:
+            raise Conflict(f"flow {fid!r} already exists", details={"hint": "update it with PUT"}) from exc
         return await self.get(fid)
 
     async def get_row(self, flow_id: str) -> FlowRow:
@@ -275,9 +275,9 @@ class FlowService:
             return flow, v.version, None
         try:
             number = int(spec)
-        except ValueError:
+        except ValueError as exc:
             await self.get_row(flow_id)
-            raise Invalid(f"version must be a number, 'latest' or 'draft', not {version!r}") from None
+            raise Invalid(f"version must be a number, 'latest' or 'draft', not {version!r}") from exc
         v = await self.store.flows.get_version(flow_id, number)
         if v is None:
             await self.get_row(flow_id)
@@ -346,7 +346,7 @@ class FlowService:
                     "cannot parse the document",
                     details={"problems": [p.to_dict() for p in exc.problems]},
                     code="invalid_flow",
-                ) from None
+                ) from exc
         else:
             data = source
         if not isinstance(data, dict):
@@ -373,8 +373,8 @@ class FlowService:
             else:
                 try:
                     v = await self.store.flows.get_version(flow_id, int(spec))
-                except ValueError:
-                    raise Invalid(f"version must be a number, 'latest' or 'draft', not {version!r}") from None
+                except ValueError as exc:
+                    raise Invalid(f"version must be a number, 'latest' or 'draft', not {version!r}") from exc
             if v is None:
                 raise NotFound(f"flow {flow_id!r} has no version {version}")
             document = v.document

@@ -11,8 +11,8 @@ def _float(name: str, default: float) -> float:
     raw = os.environ.get(name)
     try:
         return float(raw) if raw else default
-    except ValueError:
-        raise ValueError(f"{name} must be a number, not {raw!r}") from None
+    except ValueError as exc:
+        raise ValueError(f"{name} must be a number, not {raw!r}") from exc
 
 
 def _bool(name: str, default: bool) -> bool:

@@ -24,6 +24,7 @@ from typing import Any
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from sqlalchemy.engine import URL
 
+from plait.errors import PlaitError
 from plait.store.db import database_url, json_dumps, sqlite_path
 
 ENV_KEY = "PLAIT_SECRET_KEY"
@@ -32,12 +33,16 @@ KEY_FILE_NAME = "secret.key"
 _HOW = 'generate one with: python -c "from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"'
 
 
-class SecretKeyError(ValueError):
-    pass
+class SecretKeyError(PlaitError, ValueError):
+    """The secret key is missing, malformed or cannot be stored; the message says how to make one."""
+
+    code = "secret_key"
 
 
-class DecryptionError(ValueError):
+class DecryptionError(PlaitError, ValueError):
     """A stored value cannot be decrypted with the configured key(s)."""
+
+    code = "decryption_failed"
 
 
 def key_file_path(url: str | URL | None = None) -> Path:
@@ -54,10 +59,10 @@ def _parse_keys(text: str, origin: str) -> list[Fernet]:
     for i, key in enumerate(keys, 1):
         try:
             fernets.append(Fernet(key.encode("ascii")))
-        except (ValueError, UnicodeEncodeError):
+        except (ValueError, UnicodeEncodeError) as exc:
             raise SecretKeyError(
                 f"{origin}: key #{i} is not a Fernet key (32 url-safe base64-encoded bytes); {_HOW}"
-            ) from None
+            ) from exc
     return fernets
 
 
@@ -117,10 +122,10 @@ class SecretBox:
     def decrypt(self, token: str) -> Any:
         try:
             raw = self._fernet.decrypt(token.encode("ascii"))
-        except InvalidToken:
+        except InvalidToken as exc:
             raise DecryptionError(
                 f"a stored secret cannot be decrypted: {ENV_KEY} (or the key file) changed since it was saved"
-            ) from None
+            ) from exc
         return json.loads(raw)
 
     def rotate(self, token: str) -> str:
