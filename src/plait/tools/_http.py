@@ -81,74 +81,43 @@ async def fetch(
     except ValueError as exc:
         raise ToolError(str(exc), hint=f"fix {ALLOW_ENV}", fatal=True) from exc
     async with borrow_client(http_clients(ctx), allow) as client:
-        return await _exchange(
-            client,
-            method,
-            url,
-            what=what,
-            params=params,
-            headers=headers,
-            json_body=json_body,
-            data=data,
-            content=content,
-            timeout_s=timeout_s,
-            max_bytes=max_bytes,
-            raise_for_status=raise_for_status,
-        )
-
-
-async def _exchange(
-    client: httpx.AsyncClient,
-    method: str,
-    url: str,
-    *,
-    what: str,
-    params: Mapping[str, Any] | None,
-    headers: Mapping[str, str] | None,
-    json_body: Any,
-    data: Mapping[str, Any] | None,
-    content: bytes | None,
-    timeout_s: float,
-    max_bytes: int,
-    raise_for_status: bool,
-) -> Fetched:
-    try:
-        request = client.build_request(
-            method.upper(),
-            url,
-            params={k: v for k, v in (params or {}).items() if v is not None},
-            headers=dict(headers or {}),
-            json=json_body,
-            data=data,
-            content=content,
-            timeout=httpx.Timeout(timeout_s),
-        )
-    except (httpx.InvalidURL, TypeError, ValueError) as exc:
-        raise ToolError(f"{what}: invalid URL {url[:200]!r}: {exc}") from exc
-    if request.url.scheme not in ("http", "https") or not request.url.host:
-        raise ToolError(f"{what}: invalid URL {url[:200]!r}: only absolute http(s) URLs are supported")
-    shown = display_url(request.url)
-    try:
-        async with asyncio.timeout(timeout_s):
-            response = await send_with_redirects(client, request)
-            try:
-                raw = await read_limited(response, max_bytes, shown)
-            finally:
-                await response.aclose()
-    except BlockedURLError as exc:
-        raise ToolError(f"{what}: {exc.message}") from exc
-    except (httpx.TimeoutException, TimeoutError) as exc:
-        raise ToolError(f"{what}: request to {shown} timed out after {timeout_s:g}s") from exc
-    except httpx.HTTPError as exc:
-        raise ToolError(f"{what}: request to {shown} failed: {type(exc).__name__}: {exc}") from exc
-    except ResponseTooLargeError as exc:
-        raise ToolError(f"{what}: {exc.message}") from exc
-    fetched = Fetched(response.status_code, response.headers, raw, response, shown)
-    if raise_for_status and response.status_code >= 400:
-        detail = fetched.text()[:300].strip()
-        raise ToolError(
-            f"{what}: {method.upper()} {shown} returned HTTP {response.status_code}"
-            + (f": {detail}" if detail else ""),
-            hint="check the API key" if response.status_code in (401, 403) else None,
-        )
-    return fetched
+        try:
+            request = client.build_request(
+                method.upper(),
+                url,
+                params={k: v for k, v in (params or {}).items() if v is not None},
+                headers=dict(headers or {}),
+                json=json_body,
+                data=data,
+                content=content,
+                timeout=httpx.Timeout(timeout_s),
+            )
+        except (httpx.InvalidURL, TypeError, ValueError) as exc:
+            raise ToolError(f"{what}: invalid URL {url[:200]!r}: {exc}") from exc
+        if request.url.scheme not in ("http", "https") or not request.url.host:
+            raise ToolError(f"{what}: invalid URL {url[:200]!r}: only absolute http(s) URLs are supported")
+        shown = display_url(request.url)
+        try:
+            async with asyncio.timeout(timeout_s):
+                response = await send_with_redirects(client, request)
+                try:
+                    raw = await read_limited(response, max_bytes, shown)
+                finally:
+                    await response.aclose()
+        except BlockedURLError as exc:
+            raise ToolError(f"{what}: {exc.message}") from exc
+        except (httpx.TimeoutException, TimeoutError) as exc:
+            raise ToolError(f"{what}: request to {shown} timed out after {timeout_s:g}s") from exc
+        except httpx.HTTPError as exc:
+            raise ToolError(f"{what}: request to {shown} failed: {type(exc).__name__}: {exc}") from exc
+        except ResponseTooLargeError as exc:
+            raise ToolError(f"{what}: {exc.message}") from exc
+        fetched = Fetched(response.status_code, response.headers, raw, response, shown)
+        if raise_for_status and response.status_code >= 400:
+            detail = fetched.text()[:300].strip()
+            raise ToolError(
+                f"{what}: {method.upper()} {shown} returned HTTP {response.status_code}"
+                + (f": {detail}" if detail else ""),
+                hint="check the API key" if response.status_code in (401, 403) else None,
+            )
+        return fetched
