@@ -75,9 +75,16 @@ class SqlCheckpointer:
         if writer is not None and self._owns_writer:
             await writer.close()
 
-    async def _tx(self, fn: Any, *args: Any) -> Any:
+    async def _commit(
+        self, on_writer: Any, on_engine: Any, run_id: str, *args: Any, starting: bool = False
+    ) -> Any:
+        """One transaction: `on_writer(db, run_id, *args)` on the SQLite writer when there is
+        one, else `on_engine(conn, run_id, *args)` on the async engine."""
+        writer = self._writer
+        if writer is not None:
+            return await writer.run(on_writer, run_id, *args, alone=writer.alone(run_id, starting=starting))
         async with self.engine.begin() as conn:
-            return await conn.run_sync(fn, *args)
+            return await conn.run_sync(on_engine, run_id, *args)
 
     # -------------------------------------------------------------------------- protocol
     async def begin(self, record: RunRecord, events: Sequence[Event]) -> None:
@@ -86,11 +93,7 @@ class SqlCheckpointer:
         Existing rows keep their created_at, started_at and live context."""
         run_id = record.run_id
         values = run_rows.begin_values(record, events[-1].seq if events else 0, time.time())
-        if self._writer is not None:
-            alone = self._writer.alone(run_id, starting=True)
-            context = await self._writer.run(sqlite_tx.begin, run_id, values, events, alone=alone)
-        else:
-            context = await self._tx(sql_tx.begin, run_id, values, events)
+        context = await self._commit(sqlite_tx.begin, sql_tx.begin, run_id, values, events, starting=True)
         live = live_vars(context)
         self._vars[run_id] = live if live is not None else dict(record.variables)
 
@@ -102,24 +105,14 @@ class SqlCheckpointer:
             if live is not None:
                 merged = {**live, **delta.vars}
                 context = {"vars": merged}
-        if self._writer is not None:
-            written = await self._writer.run(
-                sqlite_tx.save, run_id, row, events, context, delta.vars, alone=self._writer.alone(run_id)
-            )
-        else:
-            written = await self._tx(sql_tx.save, run_id, row, events, context, delta.vars)
+        written = await self._commit(sqlite_tx.save, sql_tx.save, run_id, row, events, context, delta.vars)
         if merged is not None or written is not None:
             self._vars[run_id] = merged if merged is not None else written
 
     async def save_decision(self, run_id: str, decision: dict[str, Any], events: Sequence[Event]) -> None:
         """One edge-LLM decision into `decisions` (served by GET /runs/{id}/decisions), with its events."""
         row = decision_row(run_id, decision, time.time())
-        if self._writer is not None:
-            await self._writer.run(
-                sqlite_tx.save_decision, run_id, row, events, alone=self._writer.alone(run_id)
-            )
-        else:
-            await self._tx(sql_tx.save_decision, run_id, row, events)
+        await self._commit(sqlite_tx.save_decision, sql_tx.save_decision, run_id, row, events)
 
     async def finish(
         self,
@@ -130,10 +123,7 @@ class SqlCheckpointer:
         events: Sequence[Event],
     ) -> None:
         values = run_rows.finish_values(status, outputs, error, events, time.time())
-        if self._writer is not None:
-            await self._writer.run(sqlite_tx.finish, run_id, values, events, alone=self._writer.alone(run_id))
-        else:
-            await self._tx(sql_tx.finish, run_id, values, events)
+        await self._commit(sqlite_tx.finish, sql_tx.finish, run_id, values, events)
         self.forget(run_id)
 
     async def load(self, run_id: str, *, events: bool = True) -> Checkpoint | None:
