@@ -43,18 +43,11 @@ def event_rows(run_id: str, events: Sequence[Event]) -> list[dict[str, Any]]:
 
 
 def sqlite_event_rows(run_id: str, events: Sequence[Event]) -> list[dict[str, Any]]:
-    """`run_events` rows for a raw sqlite3 statement (the payload as JSON text)."""
-    return [
-        {
-            "run_id": run_id,
-            "seq": e.seq,
-            "type": e.type,
-            "node_id": e.node_id,
-            "data": json_or_none(e.wire_data()),
-            "ts": e.ts,
-        }
-        for e in events
-    ]
+    """`event_rows` for a raw sqlite3 statement (the payload as JSON text)."""
+    rows = event_rows(run_id, events)
+    for row in rows:
+        row["data"] = json_or_none(row["data"])
+    return rows
 
 
 def row_to_event(run_id: str, row: Any) -> Event:
