@@ -15,7 +15,7 @@ from typing import Any
 
 import plait.engine.events as ev
 from plait.engine.checkpoint import NodeDelta
-from plait.engine.frozen import slot_setters
+from plait.engine.frozen import new_instance, slot_setters
 from plait.engine.invoke import NodeOutcome, OutcomeKind
 from plait.engine.journal import EventLog
 from plait.engine.state import RunState
@@ -25,7 +25,6 @@ _OK, _ERROR, _WAITING = NodeStatus.OK, NodeStatus.ERROR, NodeStatus.WAITING
 _CANCELLED = NodeStatus.CANCELLED
 _KIND_OK, _KIND_INTERRUPT, _KIND_CANCELLED = OutcomeKind.OK, OutcomeKind.INTERRUPT, OutcomeKind.CANCELLED
 
-_new_finished = ev.NodeFinished.__new__
 _FINISHED_SETTERS = slot_setters(
     ev.NodeFinished, ("ok", "output", "error", "duration_ms", "attempt", "branch", "usage")
 )
@@ -36,7 +35,7 @@ def node_finished(
 ) -> ev.NodeFinished:
     """`NodeFinished(True, output, ...)` for a node that succeeded, built without the frozen
     dataclass __init__ (see plait.engine.frozen): one per node, on the hot path."""
-    data = _new_finished(ev.NodeFinished)
+    data = new_instance(ev.NodeFinished)
     s_ok, s_output, s_error, s_duration, s_attempt, s_branch, s_usage = _FINISHED_SETTERS
     s_ok(data, True)
     s_output(data, output)

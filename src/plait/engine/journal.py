@@ -15,11 +15,10 @@ from typing import Any, Protocol
 
 from plait.engine.checkpoint import Checkpointer, NodeDelta, RunRecord
 from plait.engine.events import Event, EventData, EventSink
-from plait.engine.frozen import slot_setters
+from plait.engine.frozen import new_instance, slot_setters
 from plait.engine.status import RunStatus
 
 # `Event(...)` without its frozen-dataclass __init__ (see plait.engine.frozen): the hot path.
-_new_event = Event.__new__
 _set_seq, _set_type, _set_run_id, _set_ts, _set_node_id, _set_data = slot_setters(
     Event, ("seq", "type", "run_id", "ts", "node_id", "data")
 )
@@ -69,7 +68,7 @@ class RunJournal:
     def emit(self, data: EventData, node_id: str | None = None) -> None:
         """Number the payload, wrap it in its envelope once and hand it to every sink."""
         self.seq = seq = self.seq + 1
-        event = _new_event(Event)  # == Event(seq, data.type, self.run_id, time.time(), node_id, data)
+        event = new_instance(Event)  # == Event(seq, data.type, self.run_id, time.time(), node_id, data)
         _set_seq(event, seq)
         _set_type(event, data.type)
         _set_run_id(event, self.run_id)
