@@ -14,7 +14,7 @@ conditional UPDATE, atomic on SQLite and PostgreSQL.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from sqlalchemy import Delete, Insert, Select, Update, delete, func, insert, null, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -27,6 +27,20 @@ from plait.store.models import Run, table_of
 from plait.store.rows import finished_usage
 
 runs_table = table_of(Run)
+
+
+class NewRunFields(TypedDict, total=False):
+    """The optional fields of a new run row: `create_values`'s keywords, which hold the defaults
+    (`RunRepo.create`/`insert` pass them through with `Unpack`, so they are typed once)."""
+
+    inputs: dict[str, Any] | None
+    version: int | None
+    status: str
+    parent_run_id: str | None
+    variables: dict[str, Any] | None
+    lease_owner: str | None
+    lease_until: float | None
+    document: dict[str, Any] | None
 
 
 def create_values(
@@ -228,6 +242,7 @@ def delete_run(run_id: str) -> Delete:
 
 
 __all__ = [
+    "NewRunFields",
     "acquire_lease",
     "begin_run",
     "begin_values",

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from sqlalchemy import or_, select
 from sqlalchemy.exc import IntegrityError
@@ -29,6 +29,7 @@ import plait.store.run_rows_sqlite as run_rows_sqlite
 from plait.engine.status import RunStatus
 from plait.store.models import NodeRunRow, Run
 from plait.store.repos.base import Repo, Sessions, now_or
+from plait.store.run_rows import NewRunFields
 from plait.store.sqlite_writer import SqliteWriter
 
 
@@ -40,76 +41,28 @@ class RunRepo(Repo):
         self.writer = writer
 
     async def create(
-        self,
-        run_id: str,
-        flow_id: str,
-        *,
-        inputs: dict[str, Any] | None = None,
-        version: int | None = None,
-        status: str = RunStatus.QUEUED,
-        parent_run_id: str | None = None,
-        variables: dict[str, Any] | None = None,
-        now: float | None = None,
-        document: dict[str, Any] | None = None,
-        lease_owner: str | None = None,
-        lease_until: float | None = None,
+        self, run_id: str, flow_id: str, *, now: float | None = None, **fields: Unpack[NewRunFields]
     ) -> Run:
         """As `insert`, and returns the new row."""
-        values = await self.insert(
-            run_id,
-            flow_id,
-            inputs=inputs,
-            version=version,
-            status=status,
-            parent_run_id=parent_run_id,
-            variables=variables,
-            now=now,
-            document=document,
-            lease_owner=lease_owner,
-            lease_until=lease_until,
-        )
-        return Run(**values)
+        return Run(**await self.insert(run_id, flow_id, now=now, **fields))
 
     async def insert(
-        self,
-        run_id: str,
-        flow_id: str,
-        *,
-        inputs: dict[str, Any] | None = None,
-        version: int | None = None,
-        status: str = RunStatus.QUEUED,
-        parent_run_id: str | None = None,
-        variables: dict[str, Any] | None = None,
-        now: float | None = None,
-        document: dict[str, Any] | None = None,
-        lease_owner: str | None = None,
-        lease_until: float | None = None,
+        self, run_id: str, flow_id: str, *, now: float | None = None, **fields: Unpack[NewRunFields]
     ) -> dict[str, Any]:
         """A run the service accepted but the engine has not begun (the checkpointer's `begin`
         then sets it running), leased to `lease_owner` in the same statement when given.
-        `document`: the flow document of a run of a draft (see `Run.document`). Returns the
-        row's columns (building no ORM object: this is every run's first write).
-        Raises `IntegrityError` when the id is taken."""
-        values = run_rows.create_values(
-            run_id,
-            flow_id,
-            created_at=now_or(now),
-            inputs=inputs,
-            version=version,
-            status=status,
-            parent_run_id=parent_run_id,
-            variables=variables,
-            lease_owner=lease_owner,
-            lease_until=lease_until,
-            document=document,
-        )
+        `document`: the flow document of a run of a draft (see `Run.document`); the other
+        fields and their defaults: `run_rows.create_values`. Returns the row's columns (building
+        no ORM object: this is every run's first write). Raises `IntegrityError` when the id is
+        taken."""
+        values = run_rows.create_values(run_id, flow_id, created_at=now_or(now), **fields)
         writer = self.writer
         if writer is None:
             async with self.sessionmaker.begin() as session:
                 await session.execute(run_rows.insert_run(values))
             return values
         # A run leased here is about to execute here: it counts as active for the writer.
-        alone = writer.alone(run_id, starting=lease_owner is not None)
+        alone = writer.alone(run_id, starting=values["lease_owner"] is not None)
         try:
             await writer.run(run_rows_sqlite.create, values, alone=alone)
         except sqlite3.IntegrityError as exc:
