@@ -235,10 +235,6 @@ class Decision(EventData):
     usage: dict[str, int] | None = None
     rejected: list[dict[str, Any]] | None = None  # replies refused before this one
 
-    def record(self) -> dict[str, Any]:
-        """The DecisionLog record (what `RunResult.decisions` and the checkpointer keep)."""
-        return self.wire()
-
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class DecisionRejected(EventData):
