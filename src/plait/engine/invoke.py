@@ -45,7 +45,6 @@ class NodeOutcome:
     error: str | None = None  # ERROR: the message a person reads
     interrupt: InterruptRequest | None = None  # INTERRUPT
     attempt: int = 1
-    started: float = 0.0  # perf_counter at the start of the attempt
     duration_ms: float = 0.0
     var_changes: dict[str, Any] | None = None  # flow variables the node set
 
@@ -69,17 +68,17 @@ def call_inline(pn: PlanNode, ctx: NodeRunContext) -> NodeOutcome:
     try:
         result = pn.node.execute(ctx)
     except NodeError as exc:
-        return NodeOutcome(_ERROR, error=format_error(exc), started=t0)
+        return NodeOutcome(_ERROR, error=format_error(exc))
     except InterruptRequest as req:
-        return NodeOutcome(_INTERRUPT, interrupt=req, started=t0, var_changes=ctx.var_changes)
+        return NodeOutcome(_INTERRUPT, interrupt=req, var_changes=ctx.var_changes)
     except Exception as exc:  # a bug in a node type must fail the run, not the engine
-        return NodeOutcome(_ERROR, error=f"{type(exc).__name__}: {exc}", started=t0)
+        return NodeOutcome(_ERROR, error=f"{type(exc).__name__}: {exc}")
     duration_ms = (time.perf_counter() - t0) * 1000
     if type(result) is NodeResult:
         return NodeOutcome(
-            _OK, result.output, result.ports, result.usage, None, None, 1, t0, duration_ms, ctx.var_changes
+            _OK, result.output, result.ports, result.usage, None, None, 1, duration_ms, ctx.var_changes
         )
-    return NodeOutcome(_OK, result, None, None, None, None, 1, t0, duration_ms, ctx.var_changes)
+    return NodeOutcome(_OK, result, None, None, None, None, 1, duration_ms, ctx.var_changes)
 
 
 async def call(
@@ -120,14 +119,11 @@ async def call(
                 result.ports,
                 result.usage,
                 attempt=attempt,
-                started=t0,
                 duration_ms=(time.perf_counter() - t0) * 1000,
                 var_changes=ctx.var_changes,
             )
         except InterruptRequest as req:
-            return NodeOutcome(
-                _INTERRUPT, interrupt=req, attempt=attempt, started=t0, var_changes=ctx.var_changes
-            )
+            return NodeOutcome(_INTERRUPT, interrupt=req, attempt=attempt, var_changes=ctx.var_changes)
         except NodeError as exc:
             error, retryable = format_error(exc), exc.retryable
         except TimeoutError:
@@ -139,7 +135,6 @@ async def call(
                 _ERROR,
                 error=error,
                 attempt=attempt,
-                started=t0,
                 duration_ms=(time.perf_counter() - t0) * 1000,
             )
         on_retry(attempt, error, delay)
