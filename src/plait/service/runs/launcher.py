@@ -27,7 +27,7 @@ import plait
 from plait import Flow, ResumeError, RunResult
 from plait.engine import events as ev
 from plait.engine.events import Event
-from plait.engine.services import ProviderSource, RunServices
+from plait.engine.services import RunServices
 from plait.engine.status import TERMINAL_RUN_STATUSES, RunStatus
 from plait.net.http import HttpClients
 from plait.nodes.builtin.component import ComponentSource
@@ -36,7 +36,6 @@ from plait.service.errors import Conflict, ServiceError
 from plait.service.runs.cancels import RunCancels
 from plait.service.settings import Settings
 from plait.store import Store
-from plait.tools.base import ToolRegistry
 from plait.tools.mcp import MCPConnections
 
 log = logging.getLogger("plait.service")
@@ -84,8 +83,6 @@ class RunLauncher:
         owner: str,
         flows: SubflowSource,
         components: ComponentSource | None = None,
-        providers: ProviderSource | None = None,
-        tools: ToolRegistry | None = None,
         http: HttpClients | None = None,
         mcp: MCPConnections | None = None,
     ) -> None:
@@ -95,16 +92,10 @@ class RunLauncher:
         self.cancels = cancels
         self.owner = owner  # this process' name in leases
         self.flows = flows  # sub-flows by id (the flow library)
-        # What every run of the service gets from outside the flow (None: the engine's defaults);
-        # cancel requests reach the runs through `cancels`.
-        self.services = RunServices(
-            providers=providers,
-            tools=tools,
-            component_source=components,
-            cancels=cancels,
-            http=http,
-            mcp=mcp,
-        )
+        # What every run of the service gets from outside the flow (providers and tools, and
+        # whatever is None here: the engine's defaults); cancel requests reach the runs through
+        # `cancels`.
+        self.services = RunServices(component_source=components, cancels=cancels, http=http, mcp=mcp)
         # What every engine call of the launcher passes (with the run's `env`).
         self._engine_options: dict[str, Any] = {
             "checkpointer": store.checkpointer,
