@@ -48,7 +48,7 @@ class PlanNode:
     output_validator: Draft202012Validator | None = None
     bodies: dict[str, Plan] = field(default_factory=dict)
     is_output: bool = False
-    started: ev.NodeStarted | None = None  # its node_started payload for a first attempt, built once
+    started: ev.NodeStarted = field(init=False)  # its node_started payload for a first attempt, built once
 
     def __post_init__(self) -> None:
         self.started = ev.NodeStarted(self.spec.type, 1)
@@ -61,8 +61,8 @@ class Plan:
     by_key: dict[str, int]
     roots: list[int]
     max_concurrency: int
-    in_counts: list[int] = field(default_factory=list)  # per node: incoming edges (readiness)
-    outputs: list[int] = field(default_factory=list)  # the output nodes, in order
+    in_counts: list[int] = field(init=False)  # per node: incoming edges (readiness)
+    outputs: list[int] = field(init=False)  # the output nodes, in order
 
     def __post_init__(self) -> None:
         self.in_counts = [pn.in_count for pn in self.nodes]

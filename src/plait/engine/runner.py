@@ -225,9 +225,7 @@ class Runner:
         nr = self.state.node_run(pn.index)
         nr.status, nr.attempts, nr.started_at = _RUNNING, attempt, time.time()
         self.state.status[pn.index] = _RUNNING
-        started = pn.started  # (payloads are Mappings: no truth tests, they would build the wire form)
-        if attempt != 1 or started is None:
-            started = ev.NodeStarted(pn.spec.type, attempt)
+        started = pn.started if attempt == 1 else ev.NodeStarted(pn.spec.type, attempt)
         self.journal.emit(started, pn.id)
 
     def _context(
