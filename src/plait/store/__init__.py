@@ -25,6 +25,7 @@ from plait.store.repos import (
     VariableRepo,
     VariableView,
 )
+from plait.store.run_rows import NewRunFields
 
 __all__ = [
     "DEFAULT_URL",
@@ -35,6 +36,7 @@ __all__ = [
     "EventRepo",
     "FlowRepo",
     "HumanTaskRepo",
+    "NewRunFields",
     "RunRepo",
     "SecretBox",
     "SecretKeyError",

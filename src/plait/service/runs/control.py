@@ -12,17 +12,17 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from typing import Any
+from typing import Any, Unpack
 
-from plait import RunResult, validate_inputs
+from plait import Flow, RunResult, validate_inputs
 from plait.engine.status import TERMINAL_RUN_STATUSES, RunStatus
 from plait.service.errors import Conflict, Invalid
 from plait.service.flows import FlowService
 from plait.service.runs.cancels import RunCancels
-from plait.service.runs.launcher import Retry, RunLauncher, Start
+from plait.service.runs.launcher import Launch, Retry, RunLauncher, Start
 from plait.service.runs.views import RunViews, run_summary
 from plait.service.settings import Settings
-from plait.store import Store
+from plait.store import NewRunFields, Store
 
 CANCEL_WAIT_S = 5.0  # how long `cancel` waits for a run executing here to stop
 
@@ -44,8 +44,20 @@ class RunControl:
         self.views = views
         self.cancels = cancels
 
-    def _lease_until(self) -> float:
-        return time.time() + self.settings.lease_ttl_s
+    async def _create_and_launch(
+        self, run_id: str, flow_id: str, flow: Flow, how: Launch, **fields: Unpack[NewRunFields]
+    ) -> asyncio.Task[RunResult | None]:
+        """One write creates the row queued and leased to this process, then the launcher
+        executes it (recovery leaves the run alone meanwhile: it is claimed)."""
+        fields["status"] = RunStatus.QUEUED
+        fields["lease_owner"] = self.launcher.owner
+        fields["lease_until"] = time.time() + self.settings.lease_ttl_s
+        self.launcher.claim(run_id)
+        try:
+            await self.store.runs.insert(run_id, flow_id, **fields)
+            return self.launcher.launch(run_id, flow, how, leased=True)
+        finally:
+            self.launcher.unclaim(run_id)
 
     async def start(
         self, flow_id: str, inputs: dict[str, Any] | None, *, version: str | int | None = None
@@ -56,23 +68,16 @@ class RunControl:
         flow, number, draft = await self.flows.resolve_for_run(flow_id, version)
         data = validate_inputs(flow, inputs)
         run_id = uuid.uuid4().hex
-        self.launcher.claim(run_id)
-        try:
-            # One write: the row is created queued and leased to this process.
-            await self.store.runs.insert(
-                run_id,
-                flow_id,
-                inputs=data,
-                version=number,
-                document=draft,
-                status=RunStatus.QUEUED,
-                variables=flow.doc.variables,
-                lease_owner=self.launcher.owner,
-                lease_until=self._lease_until(),
-            )
-            task = self.launcher.launch(run_id, flow, Start(data), leased=True)
-        finally:
-            self.launcher.unclaim(run_id)
+        task = await self._create_and_launch(
+            run_id,
+            flow_id,
+            flow,
+            Start(data),
+            inputs=data,
+            version=number,
+            document=draft,
+            variables=flow.doc.variables,
+        )
         return run_id, task
 
     async def run_sync(
@@ -97,22 +102,16 @@ class RunControl:
         if not isinstance(from_node, str) or from_node.lower() not in flow.plan.by_key:
             raise Invalid(f"flow {row.flow_id!r} has no node {from_node!r}")
         new_id = uuid.uuid4().hex
-        self.launcher.claim(new_id)
-        try:
-            await self.store.runs.insert(
-                new_id,
-                row.flow_id,
-                inputs=row.inputs,
-                version=row.version,
-                document=row.document,
-                status=RunStatus.QUEUED,
-                variables=row.variables,
-                lease_owner=self.launcher.owner,
-                lease_until=self._lease_until(),
-            )
-            self.launcher.launch(new_id, flow, Retry(run_id, from_node), leased=True)
-        finally:
-            self.launcher.unclaim(new_id)
+        await self._create_and_launch(
+            new_id,
+            row.flow_id,
+            flow,
+            Retry(run_id, from_node),
+            inputs=row.inputs,
+            version=row.version,
+            document=row.document,
+            variables=row.variables,
+        )
         return new_id
 
     async def cancel(self, run_id: str) -> dict[str, Any]:
