@@ -83,17 +83,12 @@ def _runner(
     )
     if variables is None:
         variables = copy.deepcopy(flow.doc.variables) if flow.doc.variables else {}
-    bound = RunServices(
-        providers=services.providers,
-        tools=services.tools,
+    bound = services.child(
         mcp_servers=flow.doc.settings.mcp_servers or {},
-        component_source=services.component_source,
-        cancels=services.cancels,
         http=services.http if services.http is not None else default_http,
         mcp=services.mcp if services.mcp is not None else default_mcp,
         resolve_flow=services.resolve_flow or SubflowResolver(flow, flows, env, cache),
         registry=flow.registry,
-        depth=services.depth,
     )
     return Runner(
         flow.plan,
