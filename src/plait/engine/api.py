@@ -19,12 +19,13 @@ import copy
 import os
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from plait.engine import events as ev
 from plait.engine.cancel import CancelSource, LocalCancels
-from plait.engine.checkpoint import Checkpoint, Checkpointer, InMemoryCheckpointer, NodeDelta
+from plait.engine.checkpoint import Checkpoint, Checkpointer, InMemoryCheckpointer
 from plait.engine.errors import ResumeError, RunInputError, RunNotFoundError
 from plait.engine.events import Event, EventSink
 from plait.engine.flow import Flow, FlowLike, PlanCache, load_flow, validate_inputs
@@ -286,15 +287,13 @@ async def retry(
         flows=flows,
         timeout_s=timeout_s,
     )
-    reuse = [_reused(d) for d in cp.deltas if d.status == NodeStatus.OK and d.node_id.lower() not in redo_ids]
+    reuse = [
+        replace(d, reused=True)
+        for d in cp.deltas
+        if d.status == NodeStatus.OK and d.node_id.lower() not in redo_ids
+    ]
     started = ev.RunStarted(flow.id, runner.inputs, retry_of=run_id, from_node=from_node)
     return await _drive(runner, runner.execute(started, reuse), _cancels_of(svc))
-
-
-def _reused(delta: NodeDelta) -> NodeDelta:
-    copied = NodeDelta(**{k: getattr(delta, k) for k in NodeDelta.__slots__})
-    copied.reused = True
-    return copied
 
 
 def cancel(run_id: str) -> bool:
