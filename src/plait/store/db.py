@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.pool import StaticPool
@@ -183,6 +184,15 @@ def install_sqlite_pragmas(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         apply_sqlite_pragmas(dbapi_connection)
+
+
+def upsert_for(dialect: str, table: Any) -> Any:
+    """The INSERT ... ON CONFLICT construct of `dialect` (a dialect name) for `table`."""
+    if dialect == "postgresql":
+        return postgresql.insert(table)
+    if dialect == "sqlite":
+        return sqlite.insert(table)
+    raise NotImplementedError(f"plait.store supports SQLite and PostgreSQL, not {dialect!r}")
 
 
 def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:

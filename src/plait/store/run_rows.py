@@ -17,12 +17,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any, TypedDict
 
 from sqlalchemy import Delete, Insert, Select, Update, delete, func, insert, null, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.sql.elements import ColumnElement
 
 from plait.engine.checkpoint import RunRecord
 from plait.engine.events import Event
 from plait.engine.status import TERMINAL_RUN_STATUSES, RunStatus
+from plait.store.db import upsert_for
 from plait.store.models import Run, table_of
 from plait.store.rows import finished_usage
 
@@ -95,19 +95,10 @@ def begin_values(record: RunRecord, last_seq: int, now: float) -> dict[str, Any]
     }
 
 
-def upsert_for(dialect: str) -> Any:
-    """The INSERT ... ON CONFLICT construct of `dialect` for the runs table."""
-    if dialect == "postgresql":
-        return postgresql.insert(runs_table)
-    if dialect == "sqlite":
-        return sqlite.insert(runs_table)
-    raise NotImplementedError(f"plait.store supports SQLite and PostgreSQL, not {dialect!r}")
-
-
 def begin_run(dialect: str, values: dict[str, Any]) -> Any:
     """Insert the run running, or (restart, resume, a run the service queued) set it running
     again. Existing rows keep their created_at, started_at and live context; returns `context`."""
-    stmt = upsert_for(dialect).values(values)
+    stmt = upsert_for(dialect, runs_table).values(values)
     ex = stmt.excluded
     greatest = func.greatest if dialect == "postgresql" else func.max
     return stmt.on_conflict_do_update(
@@ -259,5 +250,4 @@ __all__ = [
     "runs_table",
     "save_context",
     "set_status",
-    "upsert_for",
 ]

@@ -13,8 +13,9 @@ import time
 from typing import Any, TypeVar
 
 from sqlalchemy import Select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from plait.store.db import upsert_for
 
 Sessions = async_sessionmaker[AsyncSession]
 RowT = TypeVar("RowT")
@@ -27,12 +28,7 @@ def now_or(now: float | None) -> float:
 
 def upsert(session: AsyncSession, model: Any) -> Any:
     """The INSERT ... ON CONFLICT construct of the session's database for `model`."""
-    name = session.bind.dialect.name if session.bind is not None else ""
-    if name == "postgresql":
-        return postgresql.insert(model)
-    if name == "sqlite":
-        return sqlite.insert(model)
-    raise NotImplementedError(f"plait.store supports SQLite and PostgreSQL, not {name!r}")
+    return upsert_for(session.bind.dialect.name if session.bind is not None else "", model)
 
 
 def sha256_hex(text: str) -> str:
