@@ -145,10 +145,16 @@ def _cancels_of(services: RunServices) -> CancelSource:
     return services.cancels if services.cancels is not None else default_cancels
 
 
-async def _restored(flow: Flow, run_id: str, checkpointer: Checkpointer, **options: Any) -> Runner:
+async def _checkpoint(checkpointer: Checkpointer, run_id: str) -> Checkpoint:
+    """The run's checkpoint (without its events); RunNotFoundError when there is none."""
     cp = await checkpointer.load(run_id, events=False)
     if cp is None:
         raise RunNotFoundError(f"no checkpoint for run {run_id!r}")
+    return cp
+
+
+async def _restored(flow: Flow, run_id: str, checkpointer: Checkpointer, **options: Any) -> Runner:
+    cp = await _checkpoint(checkpointer, run_id)
     runner = _runner(
         flow,
         run_id,
@@ -267,9 +273,7 @@ async def retry(
 ) -> RunResult:
     """A new run that reuses the recorded outputs of run `run_id` except `from_node` and what follows."""
     flow = load_flow(flow)
-    cp = await checkpointer.load(run_id, events=False)
-    if cp is None:
-        raise RunNotFoundError(f"no checkpoint for run {run_id!r}")
+    cp = await _checkpoint(checkpointer, run_id)
     if from_node.lower() not in flow.plan.by_key:
         raise ValueError(f"retry: flow {flow.id!r} has no node {from_node!r}")
     svc = _services(services, providers, tools)
