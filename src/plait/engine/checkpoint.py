@@ -50,7 +50,7 @@ class NodeDelta:
 
 def port_value(output: Any, port: str) -> Any:
     """The value an edge from `port` of a node delivers: the whole output, or its `port` key when
-    the node emitted a dict with one (the rule `Runner._propagate` applies)."""
+    the node emitted a dict with one (the rule `RunState.propagate` applies, inlined there)."""
     if port == "out" or type(output) is not dict or port not in output:
         return output
     return output[port]

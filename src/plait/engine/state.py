@@ -162,7 +162,7 @@ class RunState:
             if edge.control or fired is None or edge.source_port in fired:
                 delivered[t] = True
                 if not edge.control:
-                    port = edge.source_port
+                    port = edge.source_port  # checkpoint.port_value, inlined (hot path)
                     if port == "out" or type(output) is not dict or port not in output:
                         value = output
                     else:
