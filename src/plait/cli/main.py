@@ -14,11 +14,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from plait.engine import events as ev
-from plait.engine.api import Flow, RunInputError, load_flow, resume, run
+from plait.engine.api import resume, run
 from plait.engine.checkpoint import InMemoryCheckpointer
-from plait.engine.errors import ResumeError
+from plait.engine.errors import ResumeError, RunInputError
 from plait.engine.event_schema import events_json_schema
 from plait.engine.events import Event
+from plait.engine.flow import Flow, load_flow
 from plait.engine.results import RunResult
 from plait.engine.status import RunStatus
 from plait.nodes.base import NodeError

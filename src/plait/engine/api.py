@@ -466,26 +466,21 @@ def retry_sync(flow: FlowLike, run_id: str, from_node: str, **kwargs: Any) -> Ru
     return asyncio.run(retry(flow, run_id, from_node, **kwargs))
 
 
+# What this module defines (the names it only imports live in, and are exported by, their own modules).
 __all__ = [
-    "Flow",
+    "MAX_SUBFLOW_DEPTH",
     "FlowLoader",
     "FlowSource",
-    "InMemoryCheckpointer",
-    "PlanCache",
-    "ResumeError",
-    "RunInputError",
-    "RunNotFoundError",
-    "RunResult",
-    "RunServices",
     "SubflowResolver",
     "cancel",
     "default_cancels",
-    "load_flow",
+    "default_http",
+    "default_mcp",
+    "random_run_id",
     "resume",
     "resume_sync",
     "retry",
     "retry_sync",
     "run",
     "run_sync",
-    "validate_inputs",
 ]

@@ -19,7 +19,9 @@ Unwatch = Callable[[], None]
 class CancelSource(Protocol):
     def watch(self, run_id: str, on_cancel: Callable[[], None]) -> Unwatch:
         """Call `on_cancel` (once, on the caller's event loop) when `run_id` is cancelled; the
-        returned function stops watching. A run already cancelled is called back at once."""
+        returned function stops watching. Whether a cancel requested before `watch` still counts is
+        the source's choice: `LocalCancels` forgets it (`cancel` answers False), the server's
+        `RunCancels` keeps it and calls back at once."""
         ...
 
 
