@@ -1,13 +1,17 @@
-/** The shell: API key, header with the open-flow tabs, and the routes. */
+/** The shell: sign-in gate, header with the open-flow tabs and the user menu, and the routes. */
 import { Suspense, useCallback, useEffect, useState } from "react";
-import { api, getApiKey, onUnauthorized, setApiKey } from "./api";
+import { onUnauthorized } from "./api";
 import { loadNodeTypes } from "./nodeTypes";
+import { ApiKeysPage } from "./pages/ApiKeys";
 import Editor from "./pages/Editor";
 import { Library } from "./pages/Library";
+import { LoginPage } from "./pages/Login";
 import RunInspector from "./pages/RunInspector";
 import { TaskPage } from "./pages/TaskPage";
-import { linkProps, matchRoute, navigate, paths, usePath } from "./router";
-import { Dialog } from "./ui/Dialog";
+import { UsersPage } from "./pages/Users";
+import { linkProps, matchRoute, navigate, paths, usePath, type Route } from "./router";
+import { authStore, useAuth } from "./state/auth";
+import type { Me } from "./types";
 
 // Editor and RunInspector are imported eagerly: a lazy screen suspends on first open and React
 // keeps a shown fallback for 300 ms, most of the time to open a 200-node flow (the UI is ~150 kB gz).
@@ -25,16 +29,38 @@ function loadTabs(): string[] {
 export function App() {
   const path = usePath();
   const route = matchRoute(path);
-  if (route.name === "task") return <TaskPage token={route.token} />;
-  return <Shell route={route} />;
+  if (route.name === "task") return <TaskPage token={route.token} />; // the task token is the credential
+  return <SignedIn route={route} />;
 }
 
-function Shell({ route }: { route: ReturnType<typeof matchRoute> }) {
-  const [keyDialog, setKeyDialog] = useState<null | "rejected" | "manual">(null);
+/** Nothing but the login page until the server says who we are (no flash of the library). */
+function SignedIn({ route }: { route: Route }) {
+  const auth = useAuth();
+  useEffect(() => {
+    void authStore.check();
+    return onUnauthorized(() => authStore.unauthorized());
+  }, []);
+  if (auth.status === "checking") return <p className="loading" data-testid="auth-checking" aria-busy="true" />;
+  if (auth.status === "error")
+    return (
+      <div className="page narrow" data-testid="auth-error">
+        <h1>Cannot reach the plait server</h1>
+        <p className="error" role="alert">
+          {auth.message}
+        </p>
+        <button type="button" className="primary" onClick={() => void authStore.check()}>
+          Try again
+        </button>
+      </div>
+    );
+  if (auth.status === "signed_out") return <LoginPage reason={auth.reason} />;
+  return <Shell route={route} me={auth.me} />;
+}
+
+function Shell({ route, me }: { route: Route; me: Me }) {
   const [tabs, setTabs] = useState<string[]>(loadTabs);
   const [names, setNames] = useState<Record<string, string>>({});
 
-  useEffect(() => onUnauthorized(() => setKeyDialog("rejected")), []);
   // warm up the node registry, which opening a flow needs
   useEffect(() => {
     const t = setTimeout(() => loadNodeTypes().catch(() => undefined), 50);
@@ -87,15 +113,15 @@ function Shell({ route }: { route: ReturnType<typeof matchRoute> }) {
             );
           })}
         </nav>
-        <button type="button" className="small" data-testid="api-key-button" onClick={() => setKeyDialog("manual")}>
-          API key
-        </button>
+        <UserMenu me={me} route={route} />
       </header>
       <main className="app-main">
         <Suspense fallback={<p className="loading">Loading…</p>}>
           {route.name === "library" && <Library />}
           {route.name === "editor" && <Editor key={route.flowId} flowId={route.flowId} onName={onFlowName} onGone={onFlowGone} />}
           {route.name === "run" && <RunInspector key={route.runId} runId={route.runId} />}
+          {route.name === "keys" && <ApiKeysPage me={me} />}
+          {route.name === "users" && <UsersPage me={me} />}
           {route.name === "not_found" && (
             <div className="page">
               <h1>Not found</h1>
@@ -106,51 +132,38 @@ function Shell({ route }: { route: ReturnType<typeof matchRoute> }) {
           )}
         </Suspense>
       </main>
-      {keyDialog && <KeyDialog reason={keyDialog} onClose={() => setKeyDialog(null)} />}
     </div>
   );
 }
 
-function KeyDialog({ reason, onClose }: { reason: "rejected" | "manual"; onClose: () => void }) {
-  const [key, setKey] = useState(getApiKey());
-  const [status, setStatus] = useState<string | null>(null);
-  const save = async (e: React.FormEvent) => {
-    e.preventDefault();
-    setApiKey(key);
-    setStatus("Checking…");
-    try {
-      await api.listFlows();
-      onClose();
-      window.location.reload();
-    } catch (err: any) {
-      setStatus(err?.status === 401 ? "The server rejected this key (401 unauthorized)." : `Could not check the key: ${err?.message ?? err}`);
-    }
-  };
+function UserMenu({ me, route }: { me: Me; route: Route }) {
+  const [busy, setBusy] = useState(false);
   return (
-    <Dialog title="API key" onClose={onClose} testId="api-key-dialog">
-      <form onSubmit={save}>
-        {reason === "rejected" && (
-          <p className="error" role="alert" data-testid="api-key-rejected">
-            The server rejected the request: the API key is missing or wrong. Enter a valid key (
-            <code>plait serve</code> prints the admin key once at its first start; <code>PLAIT_API_KEY</code> sets one).
-          </p>
-        )}
-        <label htmlFor="api-key-input">API key (sent as x-api-key, kept in this browser)</label>
-        <input id="api-key-input" data-testid="api-key-input" type="password" autoComplete="off" value={key} onChange={(e) => setKey(e.target.value)} />
-        {status && (
-          <p role="status" data-testid="api-key-status">
-            {status}
-          </p>
-        )}
-        <div className="buttons">
-          <button type="submit" className="primary" data-testid="api-key-save">
-            Save key
-          </button>
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-        </div>
-      </form>
-    </Dialog>
+    <div className="user-menu" data-testid="user-menu">
+      <a className={`header-link${route.name === "keys" ? " active" : ""}`} data-testid="nav-keys" {...linkProps(paths.keys())}>
+        API keys
+      </a>
+      {me.role === "admin" && (
+        <a className={`header-link${route.name === "users" ? " active" : ""}`} data-testid="nav-users" {...linkProps(paths.users())}>
+          Users
+        </a>
+      )}
+      <span className="user-chip" data-testid="current-user" title={me.auth === "key" ? "signed in with an API key" : undefined}>
+        {me.name || me.email}
+        {me.name && <span className="user-email"> {me.email}</span>} <span className={`role-badge role-${me.role}`} data-testid="current-role">{me.role}</span>
+      </span>
+      <button
+        type="button"
+        className="small"
+        data-testid="sign-out"
+        disabled={busy}
+        onClick={() => {
+          setBusy(true);
+          void authStore.signOut();
+        }}
+      >
+        Sign out
+      </button>
+    </div>
   );
 }

@@ -1,14 +1,27 @@
-/** The HTTP client: every call carries the API key (x-api-key) kept in localStorage. */
+/**
+ * The HTTP client. The browser signs in with a session cookie (httpOnly, SameSite=strict, set by
+ * `POST /auth/login` or the sign-in link `plait serve` prints), which same-origin fetches carry;
+ * JavaScript never sees it. An API key kept in localStorage ("use an API key instead" on the login
+ * page) is sent as x-api-key when present. Any 401 tells the listeners (the shell shows the login
+ * page), except on the human-task routes, which need no sign-in.
+ */
 import type {
+  ApiKey,
   FlowDocument,
   FlowOut,
   FlowSummary,
   HumanTask,
+  Me,
+  NewApiKey,
   NodeType,
   Problem,
   RunDetail,
+  Role,
   RunSummary,
+  Scope,
+  Share,
   ToolsListing,
+  User,
   VersionOut,
 } from "./types";
 
@@ -23,7 +36,9 @@ export function getApiKey(): string {
 }
 
 export function setApiKey(key: string): void {
-  localStorage.setItem(KEY_STORAGE, key.trim());
+  const k = key.trim();
+  if (k) localStorage.setItem(KEY_STORAGE, k);
+  else localStorage.removeItem(KEY_STORAGE);
 }
 
 export class ApiError extends Error {
@@ -46,7 +61,7 @@ export class ApiError extends Error {
 type Listener = () => void;
 const unauthorizedListeners = new Set<Listener>();
 
-/** Called whenever the server answers 401, so the shell can ask for a key. */
+/** Called whenever the server answers 401, so the shell can show the login page. */
 export function onUnauthorized(fn: Listener): () => void {
   unauthorizedListeners.add(fn);
   return () => unauthorizedListeners.delete(fn);
@@ -68,6 +83,7 @@ export async function request<T>(
   const res = await fetch(path, {
     method,
     headers,
+    credentials: "same-origin",
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   if (!res.ok) {
@@ -93,6 +109,43 @@ export async function request<T>(
 }
 
 const enc = encodeURIComponent;
+
+export interface KeyRequest {
+  name: string;
+  scopes: Scope[];
+}
+
+export interface NewUser {
+  email: string;
+  name: string;
+  role: Role;
+  password?: string;
+}
+
+export interface UserPatch {
+  name?: string;
+  role?: Role;
+  disabled?: boolean;
+  password?: string;
+}
+
+/** Sign-in, keys, users and sharing. */
+export const authApi = {
+  me: () => request<Me>("GET", "/api/v1/me"),
+  /** A 401 here is a wrong password, not a lost session: no listener is told. */
+  login: (email: string, password: string) => request<{ user: User }>("POST", "/api/v1/auth/login", { email, password }, { auth: false }),
+  logout: () => request<void>("POST", "/api/v1/auth/logout", undefined, { auth: false }),
+  listKeys: () => request<ApiKey[]>("GET", "/api/v1/api-keys"),
+  createKey: (body: KeyRequest) => request<NewApiKey>("POST", "/api/v1/api-keys", body),
+  revokeKey: (id: string) => request<void>("DELETE", `/api/v1/api-keys/${enc(id)}`),
+  listUsers: () => request<User[]>("GET", "/api/v1/users"),
+  createUser: (body: NewUser) => request<User>("POST", "/api/v1/users", body),
+  updateUser: (id: string, patch: UserPatch) => request<User>("PATCH", `/api/v1/users/${enc(id)}`, patch),
+  createUserKey: (userId: string, body: KeyRequest) => request<NewApiKey>("POST", `/api/v1/users/${enc(userId)}/api-keys`, body),
+  shares: (flowId: string) => request<Share[]>("GET", `/api/v1/flows/${enc(flowId)}/shares`),
+  share: (flowId: string, user: string, role: Share["role"]) => request<Share>("PUT", `/api/v1/flows/${enc(flowId)}/shares/${enc(user)}`, { role }),
+  unshare: (flowId: string, userId: string) => request<void>("DELETE", `/api/v1/flows/${enc(flowId)}/shares/${enc(userId)}`),
+};
 
 export const api = {
   nodeTypes: async (): Promise<NodeType[]> => {

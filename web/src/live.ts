@@ -43,7 +43,7 @@ export class SseParser {
 }
 
 /**
- * Follow a run's events over SSE (fetch, so the API key header goes along), re-attaching with
+ * Follow a run's events over SSE (fetch, so the session cookie or the API key header goes along), re-attaching with
  * `Last-Event-ID` when the connection drops, until `run_finished` of a terminal run or `abort`.
  */
 export function followRunSse(runId: string, onEvent: EventHandler, signal: AbortSignal, after = 0): Promise<void> {
@@ -57,6 +57,7 @@ export function followRunSse(runId: string, onEvent: EventHandler, signal: Abort
   const once = async () => {
     const res = await fetch(`/api/v1/runs/${encodeURIComponent(runId)}/events?after=${last}`, {
       headers: { ...authHeaders(), accept: "text/event-stream" },
+      credentials: "same-origin",
       signal,
     });
     if (!res.ok || !res.body) throw new Error(`event stream: HTTP ${res.status}`);
@@ -98,8 +99,8 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 /**
  * The `/ws` flow channel (protocol: src/plait/service/channel.py). Client messages:
  * `{type: "run", flow_id, version?, inputs?, id?}`, `{type: "stop", run_id}`,
- * `{type: "subscribe", run_id, after?}`, `{type: "unsubscribe", run_id}`; the key rides in the URL
- * (`?api_key=`). Server messages: replies (`run_accepted`, `subscribed`, `stopped`, ...), protocol
+ * `{type: "subscribe", run_id, after?}`, `{type: "unsubscribe", run_id}`. The browser's session
+ * cookie goes with the handshake; an API key used instead rides in the URL (`?api_key=`). Server messages: replies (`run_accepted`, `subscribed`, `stopped`, ...), protocol
  * errors (`{type: "error", code, message, id?}` without `seq`) and run events with `run_id`/`seq`.
  */
 export class FlowChannel {

@@ -1,4 +1,6 @@
-/** A tiny pathname router (history API): the app has four screens, a library would be overkill. */
+/** A tiny pathname router (history API): the app has six screens, a library would be overkill.
+ * Signing in is not a route: the shell shows the login page at whatever path needs a session
+ * (the server's failed sign-in link lands on `/?signin=expired`). */
 import { useEffect, useState } from "react";
 
 const EVENT = "plait:navigate";
@@ -29,6 +31,8 @@ export type Route =
   | { name: "editor"; flowId: string }
   | { name: "run"; runId: string }
   | { name: "task"; token: string }
+  | { name: "keys" }
+  | { name: "users" }
   | { name: "not_found"; path: string };
 
 export function matchRoute(path: string): Route {
@@ -37,6 +41,8 @@ export function matchRoute(path: string): Route {
   if (parts.length === 2 && parts[0] === "flows") return { name: "editor", flowId: parts[1] };
   if (parts.length === 2 && parts[0] === "runs") return { name: "run", runId: parts[1] };
   if (parts.length === 2 && parts[0] === "tasks") return { name: "task", token: parts[1] };
+  if (parts.length === 1 && parts[0] === "keys") return { name: "keys" };
+  if (parts.length === 1 && parts[0] === "users") return { name: "users" };
   return { name: "not_found", path };
 }
 
@@ -45,6 +51,8 @@ export const paths = {
   flow: (id: string) => `/flows/${encodeURIComponent(id)}`,
   run: (id: string) => `/runs/${encodeURIComponent(id)}`,
   task: (token: string) => `/tasks/${encodeURIComponent(token)}`,
+  keys: () => "/keys",
+  users: () => "/users",
 };
 
 /** A link that navigates without reloading. */

@@ -76,6 +76,9 @@ export interface FlowSummary {
   latest_version: number;
   created_at: number;
   updated_at: number;
+  /** Who owns it and what the caller may do (servers with users; absent before). */
+  owner_id?: string;
+  access?: FlowAccess;
 }
 
 export interface FlowOut extends FlowSummary {
@@ -154,4 +157,47 @@ export interface HumanTask {
   expires_at: number | null;
   result: Record<string, any> | null;
   [k: string]: any;
+}
+
+// ---------------------------------------------------------------- users, keys, sharing
+
+export type Role = "admin" | "editor" | "viewer";
+export type Scope = "read" | "write" | "run" | "admin";
+/** What the caller may do with a flow (`access` on the flow JSON). */
+export type FlowAccess = "owner" | "editor" | "viewer" | "admin";
+
+export interface User {
+  id: string;
+  email: string;
+  name: string;
+  role: Role;
+  disabled: boolean;
+  created_at: number;
+}
+
+/** GET /api/v1/me: the signed-in user, how it signed in and what its credential may do. */
+export interface Me extends User {
+  scopes?: Scope[];
+  auth?: "session" | "key";
+}
+
+export interface ApiKey {
+  id: string;
+  name: string;
+  prefix: string;
+  scopes: Scope[];
+  created_at: number;
+  last_used_at: number | null;
+}
+
+/** The answer to creating a key: the only time the secret is shown. */
+export interface NewApiKey extends ApiKey {
+  key: string;
+}
+
+export interface Share {
+  user_id: string;
+  email: string;
+  name: string;
+  role: "viewer" | "editor";
 }

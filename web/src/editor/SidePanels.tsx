@@ -75,7 +75,8 @@ export function VersionsPanel({
   refreshKey: unknown;
   viewing: number | null;
   onView: (v: VersionOut) => void;
-  onRestore: (v: VersionOut) => void;
+  /** Absent when the caller may not change the draft (a viewer). */
+  onRestore?: (v: VersionOut) => void;
 }) {
   const [versions, setVersions] = useState<VersionOut[] | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -100,9 +101,11 @@ export function VersionsPanel({
                 <button type="button" className="small" data-testid={`version-view-${v.version}`} onClick={async () => onView(await full(v))}>
                   View
                 </button>
-                <button type="button" className="small" data-testid={`version-restore-${v.version}`} onClick={async () => onRestore(await full(v))}>
-                  Restore
-                </button>
+                {onRestore && (
+                  <button type="button" className="small" data-testid={`version-restore-${v.version}`} onClick={async () => onRestore(await full(v))}>
+                    Restore
+                  </button>
+                )}
               </div>
             </li>
           ))}

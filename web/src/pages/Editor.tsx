@@ -6,10 +6,13 @@ import { FlowSettings, NodeInspector } from "../editor/Inspector";
 import { DecisionList } from "../ui/DecisionList";
 import { Palette } from "../editor/Palette";
 import { hasInputs, RunDialog } from "../editor/RunDialog";
+import { ShareDialog } from "../editor/ShareDialog";
 import { RunsPanel, VersionsPanel } from "../editor/SidePanels";
 import { startAndWatch, stopRun, watchRun, type Watch } from "../live";
 import { useNodeTypes } from "../nodeTypes";
 import { linkProps, paths } from "../router";
+import { canEdit, canManage } from "../state/access";
+import { useAuth } from "../state/auth";
 import {
   addNode,
   commit,
@@ -32,7 +35,7 @@ import {
 } from "../state/graph";
 import { fillMissingPositions, layeredLayout } from "../state/layout";
 import { idleRun, isActive, liveInputs, normalizeEvent, reduceRun, startingRun, tokensOf, type RunState } from "../state/run";
-import type { FlowDocument, NodeType, Problem, VersionOut } from "../types";
+import type { FlowAccess, FlowDocument, NodeType, Problem, VersionOut } from "../types";
 import { Dialog } from "../ui/Dialog";
 import { download, errorText, fmtDuration } from "../ui/format";
 
@@ -73,7 +76,9 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
   const [selectedEdges, setSelectedEdges] = useState<string[]>([]);
   const [panel, setPanel] = useState<"inspect" | "runs" | "versions">("inspect");
   const [viewing, setViewing] = useState<VersionOut | null>(null);
-  const [dialog, setDialog] = useState<null | "run" | "publish">(null);
+  const [dialog, setDialog] = useState<null | "run" | "publish" | "share">(null);
+  const [access, setAccess] = useState<{ access?: FlowAccess; ownerId?: string }>({});
+  const auth = useAuth();
   const [notice, setNotice] = useState<string | null>(null);
   const [runProblems, setRunProblems] = useState<Problem[]>([]);
   const [run, dispatchRun] = useReducer(runReducer, undefined, idleRun);
@@ -88,7 +93,9 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
 
   const doc = hist?.present ?? null;
   const shownDoc = viewing?.document ?? doc;
-  const readOnly = Boolean(viewing);
+  // a flow shared as viewer is read-only, like a published version being viewed
+  const locked = !canEdit(access.access);
+  const readOnly = Boolean(viewing) || locked;
 
   // ---------------------------------------------------------------- load
   useEffect(() => {
@@ -100,6 +107,7 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
         savedRef.current = d;
         setHist(makeHistory(d));
         setName(flow.name || flow.id);
+        setAccess({ access: flow.access, ownerId: flow.owner_id });
         onName(flowId, flow.name || flow.id);
         setProblems(flow.problems ?? []);
         // a run of this flow still going (the tab was closed mid-run): show it live again
@@ -117,8 +125,10 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
       },
       (e) => {
         if (!live) return;
-        if (e instanceof ApiError && e.status === 404) onGone(flowId);
-        setLoadError(errorText(e));
+        if (e instanceof ApiError && e.status === 404) {
+          onGone(flowId);
+          setLoadError(`There is no flow "${flowId}", or it is not shared with you.`);
+        } else setLoadError(errorText(e));
       },
     );
     return () => {
@@ -433,7 +443,7 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
   if (loadError)
     return (
       <div className="page">
-        <p className="error" role="alert">
+        <p className="error" role="alert" data-testid="editor-load-error">
           {loadError}
         </p>
         <a {...linkProps(paths.library())}>Back to the library</a>
@@ -480,6 +490,11 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
           <button type="button" className="small" onClick={exportDraft} data-testid="export-draft">
             Export
           </button>
+          {access.access && canManage(access.access) && (
+            <button type="button" className="small" onClick={() => setDialog("share")} data-testid="share-button">
+              Share…
+            </button>
+          )}
         </div>
         <div className="tool-group run-group">
           <span className={`run-status status-${run.status}`} data-testid="run-status" data-status={run.status} role="status" aria-live="polite">
@@ -500,14 +515,21 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
           </button>
         </div>
       </div>
-      {(notice || run.error || taskLinks.length > 0 || viewing) && (
+      {(notice || run.error || taskLinks.length > 0 || viewing || locked) && (
         <div className="banners">
+          {locked && (
+            <div className="banner" data-testid="read-only-banner">
+              Shared with you as a viewer: you can look at this flow and its runs, not change or run it.
+            </div>
+          )}
           {viewing && (
             <div className="banner" data-testid="viewing-version">
               Viewing version {viewing.version} (read-only).{" "}
-              <button type="button" className="small" onClick={() => restore(viewing)} data-testid="viewing-restore">
-                Restore into the draft
-              </button>{" "}
+              {!locked && (
+                <button type="button" className="small" onClick={() => restore(viewing)} data-testid="viewing-restore">
+                  Restore into the draft
+                </button>
+              )}{" "}
               <button type="button" className="small" onClick={() => setViewing(null)} data-testid="viewing-close">
                 Back to the draft
               </button>
@@ -590,11 +612,14 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
               </>
             ))}
           {panel === "runs" && <RunsPanel flowId={flowId} refreshKey={`${run.runId}:${run.status}`} />}
-          {panel === "versions" && <VersionsPanel flowId={flowId} refreshKey={versionsKey} viewing={viewing?.version ?? null} onView={setViewing} onRestore={restore} />}
+          {panel === "versions" && <VersionsPanel flowId={flowId} refreshKey={versionsKey} viewing={viewing?.version ?? null} onView={setViewing} onRestore={locked ? undefined : restore} />}
         </aside>
       </div>
       {dialog === "run" && doc?.inputs && <RunDialog schema={doc.inputs} onRun={startRun} onClose={() => setDialog(null)} serverProblems={runProblems} />}
       {dialog === "publish" && <PublishDialog onPublish={publish} onClose={() => setDialog(null)} />}
+      {dialog === "share" && (
+        <ShareDialog flowId={flowId} flowName={name} ownerId={access.ownerId} isAdmin={auth.status === "signed_in" && auth.me.role === "admin"} onClose={() => setDialog(null)} />
+      )}
       {types.error && (
         <p className="error floating" role="alert">
           Could not load the node types: {types.error}

@@ -1,7 +1,12 @@
-/** The flow library: list, search, create, rename, duplicate, delete, import, export. */
+/** The flow library: list, search, create, rename, duplicate, delete, import, export, share.
+ * It lists what the caller owns or has been shared (the server filters); the row's controls
+ * follow the caller's `access`. */
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { api, ApiError, request } from "../api";
+import { ShareDialog } from "../editor/ShareDialog";
 import { navigate, paths } from "../router";
+import { accessLabel, canEdit, canManage } from "../state/access";
+import { useAuth } from "../state/auth";
 import { emptyDocument, uniqueId } from "../state/graph";
 import type { FlowOut, FlowSummary } from "../types";
 import { Dialog } from "../ui/Dialog";
@@ -11,6 +16,7 @@ type Pending =
   | { kind: "new" }
   | { kind: "rename"; flow: FlowSummary }
   | { kind: "delete"; flow: FlowSummary }
+  | { kind: "share"; flow: FlowSummary }
   | { kind: "overwrite"; content: string; message: string };
 
 export function slugify(name: string): string {
@@ -24,6 +30,8 @@ export function Library() {
   const [query, setQuery] = useState("");
   const [pending, setPending] = useState<Pending | null>(null);
   const fileRef = useRef<HTMLInputElement>(null);
+  const auth = useAuth();
+  const isAdmin = auth.status === "signed_in" && auth.me.role === "admin";
 
   const load = useCallback(async () => {
     try {
@@ -148,6 +156,11 @@ export function Library() {
                   <a href={paths.flow(f.id)} data-testid={`open-${f.id}`} onClick={(e) => (e.preventDefault(), navigate(paths.flow(f.id)))}>
                     {f.name || f.id}
                   </a>
+                  {accessLabel(f.access) && (
+                    <span className="access-badge" data-testid={`access-${f.id}`}>
+                      {accessLabel(f.access)}
+                    </span>
+                  )}
                   {f.description && <div className="muted small-text">{f.description}</div>}
                 </td>
                 <td>
@@ -156,9 +169,11 @@ export function Library() {
                 <td>{f.latest_version ? `v${f.latest_version}` : "draft"}</td>
                 <td>{fmtTime(f.updated_at)}</td>
                 <td className="row-actions">
-                  <button type="button" className="small" data-testid={`rename-${f.id}`} onClick={() => setPending({ kind: "rename", flow: f })}>
-                    Rename
-                  </button>
+                  {canEdit(f.access) && (
+                    <button type="button" className="small" data-testid={`rename-${f.id}`} onClick={() => setPending({ kind: "rename", flow: f })}>
+                      Rename
+                    </button>
+                  )}
                   <button
                     type="button"
                     className="small"
@@ -181,9 +196,16 @@ export function Library() {
                   <button type="button" className="small" data-testid={`export-yaml-${f.id}`} onClick={() => exportFlow(f, "yaml")}>
                     YAML
                   </button>
-                  <button type="button" className="small danger" data-testid={`delete-${f.id}`} onClick={() => setPending({ kind: "delete", flow: f })}>
-                    Delete
-                  </button>
+                  {f.access && canManage(f.access) && (
+                    <button type="button" className="small" data-testid={`share-${f.id}`} onClick={() => setPending({ kind: "share", flow: f })}>
+                      Share…
+                    </button>
+                  )}
+                  {canManage(f.access) && (
+                    <button type="button" className="small danger" data-testid={`delete-${f.id}`} onClick={() => setPending({ kind: "delete", flow: f })}>
+                      Delete
+                    </button>
+                  )}
                 </td>
               </tr>
             ))}
@@ -238,6 +260,9 @@ export function Library() {
             </button>
           </div>
         </Dialog>
+      )}
+      {pending?.kind === "share" && (
+        <ShareDialog flowId={pending.flow.id} flowName={pending.flow.name || pending.flow.id} ownerId={pending.flow.owner_id} isAdmin={isAdmin} onClose={() => setPending(null)} />
       )}
       {pending?.kind === "overwrite" && (
         <Dialog title="Replace the existing flow?" onClose={() => setPending(null)} testId="overwrite-dialog">
