@@ -1,47 +1,13 @@
-import { act } from "react";
-import { createRoot } from "react-dom/client";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { App } from "./App";
-
-(globalThis as any).IS_REACT_ACT_ENVIRONMENT = true;
+import { click, fakeServer as server, mount, q, settle, type, unmount } from "./test/dom";
 
 const ada = { id: "u1", email: "ada@x.io", name: "Ada", role: "admin", disabled: false, created_at: 0, auth: "session" };
 const bo = { ...ada, id: "u2", email: "bo@x.io", name: "Bo", role: "viewer" };
 
-/** A fake server: routes "METHOD /path" to [status, body]; a function answers per call. */
-function server(routes: Record<string, any>) {
-  const calls: string[] = [];
-  const fetch = vi.fn(async (path: string, init: RequestInit = {}) => {
-    const key = `${init.method ?? "GET"} ${path.split("?")[0]}`;
-    calls.push(key);
-    let r = routes[key];
-    if (typeof r === "function") r = r(init);
-    const [status, body] = r ?? [404, { error: { code: "not_found", message: `no ${key}` } }];
-    return new Response(body === undefined ? null : JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
-  });
-  globalThis.fetch = fetch as any;
-  return calls;
-}
-
-async function settle() {
-  for (let i = 0; i < 5; i++) await act(async () => new Promise((r) => setTimeout(r, 0)));
-}
-
-function type(testId: string, value: string) {
-  const el = document.querySelector<HTMLInputElement>(`[data-testid="${testId}"]`)!;
-  const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value")!.set!;
-  act(() => {
-    setter.call(el, value);
-    el.dispatchEvent(new Event("input", { bubbles: true }));
-  });
-}
-
-const q = (id: string) => document.querySelector(`[data-testid="${id}"]`);
 const realFetch = globalThis.fetch;
-let root: ReturnType<typeof createRoot> | null = null;
 afterEach(() => {
-  act(() => root?.unmount());
-  document.body.innerHTML = "";
+  unmount();
   globalThis.fetch = realFetch;
 });
 
@@ -67,30 +33,25 @@ describe("the shell and sign-in", () => {
       if (p === "/api/v1/me") await meGate;
       return slowFetch(p, i);
     }) as any;
-    const div = document.createElement("div");
-    document.body.appendChild(div);
-    root = createRoot(div);
-    act(() => root!.render(<App />));
+    mount(<App />);
     await settle();
     expect(q("auth-checking")).not.toBeNull();
     expect(q("library")).toBeNull();
-    expect(calls).not.toContain("GET /api/v1/flows");
+    expect(calls.map((c) => c.path)).not.toContain("/api/v1/flows?limit=500");
 
     releaseMe();
     await settle();
     expect(q("login-page")).not.toBeNull();
-    expect(calls).not.toContain("GET /api/v1/flows");
+    expect(calls.map((c) => c.path)).not.toContain("/api/v1/flows?limit=500");
 
     type("login-email", "ada@x.io");
     type("login-password", "nope");
-    await act(async () => (q("login-submit") as HTMLButtonElement).click());
-    await settle();
+    await click("login-submit");
     expect(q("login-error")?.textContent).toMatch(/Wrong email or password/);
     expect(q("login-page")).not.toBeNull();
 
     type("login-password", "pw");
-    await act(async () => (q("login-submit") as HTMLButtonElement).click());
-    await settle();
+    await click("login-submit");
     expect(q("library")).not.toBeNull();
     expect(q("current-user")?.textContent).toContain("Ada");
     expect(q("current-role")?.textContent).toBe("admin");
@@ -99,8 +60,7 @@ describe("the shell and sign-in", () => {
     // the session ends: the next 401 brings the login page back, not an error screen
     meAnswer = [401, { error: { code: "unauthorized", message: "sign in" } }];
     server({ "GET /api/v1/api-keys": [401, { error: { code: "unauthorized", message: "sign in" } }] });
-    await act(async () => (q("nav-keys") as HTMLAnchorElement).click());
-    await settle();
+    await click("nav-keys");
     expect(q("login-page")).not.toBeNull();
     expect(q("login-expired")).not.toBeNull();
     expect(q("keys-error")).toBeNull();
@@ -116,10 +76,7 @@ describe("the shell and sign-in", () => {
     });
     const { authStore } = await import("./state/auth");
     await authStore.check();
-    const div = document.createElement("div");
-    document.body.appendChild(div);
-    root = createRoot(div);
-    act(() => root!.render(<App />));
+    mount(<App />);
     await settle();
     expect(q("library")).not.toBeNull();
     expect(q("nav-users")).toBeNull();

@@ -148,7 +148,7 @@ function UserMenu({ me, route }: { me: Me; route: Route }) {
           Users
         </a>
       )}
-      <span className="user-chip" data-testid="current-user" title={me.auth === "key" ? "signed in with an API key" : undefined}>
+      <span className="user-chip" data-testid="current-user" title={me.auth && me.auth !== "session" ? "signed in with an API key" : undefined}>
         {me.name || me.email}
         {me.name && <span className="user-email"> {me.email}</span>} <span className={`role-badge role-${me.role}`} data-testid="current-role">{me.role}</span>
       </span>

@@ -178,7 +178,8 @@ export interface User {
 /** GET /api/v1/me: the signed-in user, how it signed in and what its credential may do. */
 export interface Me extends User {
   scopes?: Scope[];
-  auth?: "session" | "key";
+  /** How this request was authenticated: "deployment" is the PLAIT_API_KEY (the local admin). */
+  auth?: "session" | "key" | "deployment";
 }
 
 export interface ApiKey {

@@ -510,7 +510,7 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
           <button type="button" className="primary" onClick={onRunClick} disabled={readOnly || runActive} data-testid="run-button">
             ▶ Run
           </button>
-          <button type="button" className="danger" onClick={onStop} disabled={!runActive || !run.runId} data-testid="stop-button">
+          <button type="button" className="danger" onClick={onStop} disabled={locked || !runActive || !run.runId} data-testid="stop-button">
             ■ Stop
           </button>
         </div>

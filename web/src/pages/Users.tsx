@@ -2,7 +2,7 @@
  * for a user. The server refuses non-admins (404); the header hides the link from them. */
 import { useCallback, useEffect, useState } from "react";
 import { authApi, type NewUser, type UserPatch } from "../api";
-import { ROLE_HELP } from "../state/access";
+import { MIN_PASSWORD, ROLE_HELP } from "../state/access";
 import { authStore } from "../state/auth";
 import type { Me, Role, User } from "../types";
 import { CreateKeyDialog } from "../ui/CreateKeyDialog";
@@ -212,6 +212,7 @@ function NewUserDialog({ onCreate, onClose }: { onCreate: (body: NewUser) => Pro
         onSubmit={async (e) => {
           e.preventDefault();
           if (!/^[^\s@]+@[^\s@]+$/.test(email.trim())) return setError("Enter an email address.");
+          if (password && password.length < MIN_PASSWORD) return setError(`A password needs at least ${MIN_PASSWORD} characters.`);
           setBusy(true);
           try {
             await onCreate({ email: email.trim(), name: name.trim(), role, ...(password ? { password } : {}) });
@@ -262,7 +263,7 @@ function PasswordDialog({ user, onSave, onClose }: { user: User; onSave: (passwo
       <form
         onSubmit={async (e) => {
           e.preventDefault();
-          if (!password) return setError("Enter a password.");
+          if (password.length < MIN_PASSWORD) return setError(`A password needs at least ${MIN_PASSWORD} characters.`);
           try {
             await onSave(password);
           } catch (err) {

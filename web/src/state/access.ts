@@ -5,6 +5,9 @@
  */
 import type { FlowAccess, Role, Scope } from "../types";
 
+/** The server's minimum password length (service/users.py). */
+export const MIN_PASSWORD = 8;
+
 export const ALL_SCOPES: readonly Scope[] = ["read", "write", "run", "admin"];
 
 export const SCOPE_HELP: Record<Scope, string> = {
@@ -60,7 +63,7 @@ export function signinNotice(search: string): string | null {
   const reason = new URLSearchParams(search).get("signin");
   if (!reason) return null;
   if (reason === "expired" || reason === "invalid" || reason === "used")
-    return "That sign-in link has expired or was already used. Get a new one on the server (`plait admin --help`), or sign in with your email and password.";
+    return "That sign-in link has expired or was already used. Run `plait admin link` on the server for a new one, or sign in with your email and password.";
   return "Sign-in did not work. Sign in with your email and password.";
 }
 
