@@ -60,6 +60,7 @@ import httpcore
 import httpx
 
 from plait.errors import PlaitError
+from plait.net.redact import strip_cross_origin_credentials
 
 ALLOW_ENV = "PLAIT_HTTP_ALLOW"
 MAX_REDIRECTS = 5
@@ -378,6 +379,14 @@ def check_addresses(
     return list(addresses)
 
 
+async def aresolve_checked(host: str, port: int, allow: Allowlist) -> list[IPAddress]:
+    """Resolve `host` and return its addresses if every one may be contacted (BlockedURLError
+    otherwise; OSError when the name does not resolve): the check `GuardedNetworkBackend` makes
+    before it connects, for code that connects itself to the returned addresses (the sandbox's
+    egress proxy, `plait.net.egress`), so the checked address is the one used."""
+    return check_addresses(host, port, await aresolve(host, port), allow)
+
+
 def _resolution_failed(host: str, exc: OSError) -> BlockedURLError:
     return BlockedURLError(
         f"cannot check {host}: it does not resolve ({exc}); check the host name",
@@ -540,12 +549,15 @@ async def send_with_redirects(
     client: httpx.AsyncClient, request: httpx.Request, *, max_redirects: int = MAX_REDIRECTS
 ) -> httpx.Response:
     """Send `request` (streaming) and follow up to `max_redirects` redirects, each one a new guarded
-    request. Redirect bodies are never read. The caller must close the returned response."""
+    request; a redirect to another origin drops the credential headers (`X-Api-Key`, `Cookie`...,
+    see plait.net.redact). Redirect bodies are never read. The caller must close the returned
+    response."""
     _target(request.url)
     response = await client.send(request, stream=True, follow_redirects=False)
     history: list[httpx.Response] = []
     while response.next_request is not None:
         next_request = response.next_request
+        strip_cross_origin_credentials(response.request, next_request)
         await response.aclose()
         history.append(response)
         if len(history) > max_redirects:

@@ -3,12 +3,14 @@
 One worker serves exactly one call, in two processes:
 
 * the **supervisor** (this process, started by the pool and kept warm: interpreter up, modules
-  imported) reads one JSON request from stdin, enters fresh namespaces where the OS allows it
-  (a PID namespace, and a network namespace unless the call allows network), forks the
-  **runner**, enforces the wall-clock timeout, and writes one response to RESPONSE_FD;
+  imported) reads one JSON request from stdin, enters fresh PID and network namespaces where the
+  OS allows it, starts the egress relay when the call allows network (``relay.py``: the runner's
+  only way out, to the parent's SSRF-guarded proxy), forks the **runner**, enforces the
+  wall-clock timeout, and writes one response to RESPONSE_FD;
 * the **runner** (the fork; PID 1 of the new PID namespace when there is one) applies rlimits,
-  ``no_new_privs``, a Landlock filesystem ruleset, drops to an unprivileged uid when started as
-  root, then executes the user's source and calls the requested function.
+  ``no_new_privs``, a Landlock filesystem ruleset, drops to an unprivileged uid (one of its own
+  per call) when started as root, installs the seccomp filter (``syscall_filter.py``), then
+  executes the user's source and calls the requested function.
 
 The runner sends the supervisor two lines on a private pipe: the isolation report (written
 before any user code runs, so it cannot be forged by it) and the outcome. The supervisor writes
@@ -24,6 +26,7 @@ from __future__ import annotations
 import builtins
 import ctypes
 import errno
+import importlib.util
 import json
 import linecache
 import os
@@ -34,6 +37,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 # Imported while still privileged and before the clock starts, so user code gets them for free.
@@ -49,7 +53,13 @@ CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x10000000,
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
 _CHUNK = 1 << 16
 
+_PROXY_ENV = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+
 _child_pid = 0  # the runner, killed by the supervisor's SIGTERM handler
+# Set by the supervisor before it forks (modules loaded by path: this script cannot import plait).
+_syscall_filter: ModuleType | None = None
+_seccomp: ModuleType | None = None  # the pyseccomp binding, imported while unrestricted
+_seccomp_missing: str | None = None  # why the binding is unavailable
 
 
 def _libc() -> ctypes.CDLL | None:
@@ -94,12 +104,25 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
-def _enter_namespaces(network: bool) -> dict[str, Any]:
-    """Unshare a PID (and, without network, a network) namespace for the runner."""
+def _load_sibling(name: str) -> ModuleType:
+    """Import ``<name>.py`` next to this file (run by path, this script cannot import plait)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"_plait_sandbox_{name}", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _enter_namespaces(enabled: bool = True) -> dict[str, Any]:
+    """Unshare a PID and a network namespace for the runner (with network allowed too: its only
+    way out is then the egress relay). `enabled=False` skips them (to test degraded hosts)."""
     info = {"pid_namespace": False, "network": False, "user_namespace": False}
-    if not sys.platform.startswith("linux"):
+    if not sys.platform.startswith("linux") or not enabled:
         return info
-    wanted = CLONE_NEWPID | (0 if network else CLONE_NEWNET)
+    wanted = CLONE_NEWPID | CLONE_NEWNET
     if _call("unshare", wanted) != 0:
         # Unprivileged: a user namespace first (when the kernel allows it) grants the rest.
         uid, gid = os.geteuid(), os.getegid()
@@ -120,7 +143,7 @@ def _enter_namespaces(network: bool) -> dict[str, Any]:
         if _call("unshare", wanted) != 0:
             return info
     info["pid_namespace"] = True
-    info["network"] = not network
+    info["network"] = True
     return info
 
 
@@ -136,8 +159,11 @@ def _on_term(signum: int, frame: object) -> None:
     os._exit(128 + signum)
 
 
-def _wait_child(pid: int, rfd: int, timeout_s: float, cap: int) -> tuple[bytes, str, int | None]:
-    """Collect the runner's report until it exits or the deadline passes; returns (data, state, status)."""
+def _wait_child(
+    pid: int, rfd: int, timeout_s: float, cap: int, relay: Any = None
+) -> tuple[bytes, str, int | None]:
+    """Collect the runner's report until it exits or the deadline passes, handing the runner's
+    connections to the egress proxy meanwhile; returns (data, state, status)."""
     deadline = time.monotonic() + timeout_s
     pidfd = -1
     try:
@@ -148,6 +174,9 @@ def _wait_child(pid: int, rfd: int, timeout_s: float, cap: int) -> tuple[bytes, 
     poller.register(rfd, select.POLLIN)
     if pidfd >= 0:
         poller.register(pidfd, select.POLLIN)
+    relay_fd = relay.fileno() if relay is not None else -1
+    if relay_fd >= 0:
+        poller.register(relay_fd, select.POLLIN)
     buf = bytearray()
     state = "running"
     reading = True
@@ -176,6 +205,8 @@ def _wait_child(pid: int, rfd: int, timeout_s: float, cap: int) -> tuple[bytes, 
                         state = "too_large"
             elif fd == pidfd:
                 exited = True
+            elif fd == relay_fd:
+                relay.hand_off()
         if state == "too_large":
             break
         if pidfd < 0:
@@ -211,14 +242,46 @@ def _wait_child(pid: int, rfd: int, timeout_s: float, cap: int) -> tuple[bytes, 
     return bytes(buf), state, status
 
 
+def _uid_for_call(req: dict[str, Any]) -> bool:
+    """Root pools run each call as a uid of its own (`uid_base` + this worker's pid, unique among
+    live calls on the host), so RLIMIT_NPROC (counted per uid) is a per-call limit. Falls back to
+    the pool's shared uid where that uid cannot be used (e.g. a container without it mapped)."""
+    base = req.get("uid_base")
+    if base is None:
+        os.chown(req["scratch"], req["uid"], req["gid"])
+        return False
+    uid = int(base) + os.getpid()
+    try:
+        os.chown(req["scratch"], uid, uid)
+    except OSError:
+        os.chown(req["scratch"], req["uid"], req["gid"])
+        return False
+    req["uid"] = req["gid"] = uid
+    return True
+
+
+def _start_relay(req: dict[str, Any], in_netns: bool, relay_module: ModuleType) -> Any:
+    """The egress relay of a call that allows network; on failure the runner reports why."""
+    try:
+        relay = relay_module.Relay(req["egress"], in_netns)
+    except (OSError, KeyError, TypeError) as exc:
+        req["setup_error"] = f"the egress relay could not start: {type(exc).__name__}: {exc}"
+        return None
+    req["egress_port"] = relay.port
+    return relay
+
+
 def supervise(resp_fd: int) -> None:
-    global _child_pid
+    global _child_pid, _syscall_filter, _seccomp, _seccomp_missing
     signal.signal(signal.SIGTERM, _on_term)
     for name in _PRELOAD:
         try:
             __import__(name)
         except ImportError:
             pass
+    _syscall_filter = _load_sibling("syscall_filter")
+    relay_module = _load_sibling("relay")
+    _seccomp, _seccomp_missing = _syscall_filter.load_binding()  # runs ldconfig: only while unrestricted
     _write_all(resp_fd, b"R")  # ready: the pool prefers workers that got this far
     raw = _read_all(0)
     if not raw.strip():
@@ -227,10 +290,10 @@ def supervise(resp_fd: int) -> None:
     _write_all(resp_fd, b"A")  # accepted: from here on the call is not safe to repeat elsewhere
     started = time.monotonic()
     limits = req["limits"]
-    ns = _enter_namespaces(bool(req.get("network")))
+    ns = _enter_namespaces(bool(req.get("namespaces", True)))
+    relay = _start_relay(req, ns["network"], relay_module) if req.get("network") else None
     drop = os.geteuid() == 0 and req.get("uid") is not None
-    if drop:
-        os.chown(req["scratch"], req["uid"], req["gid"])
+    ns["uid_per_call"] = _uid_for_call(req) if drop else False
     rfd, wfd = os.pipe()
     pid = os.fork()
     if pid == 0:  # ------------------------------------------------------------ the runner
@@ -238,13 +301,17 @@ def supervise(resp_fd: int) -> None:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             os.close(rfd)
             os.close(resp_fd)
+            if relay is not None:
+                relay.close()  # the runner must not accept or hand off connections itself
             _runner(req, wfd, ns, drop)
         finally:
             os._exit(70)
     _child_pid = pid
     os.close(wfd)
     cap = int(limits["result_bytes"]) + (1 << 20)
-    data, state, status = _wait_child(pid, rfd, float(limits["timeout_s"]), cap)
+    data, state, status = _wait_child(pid, rfd, float(limits["timeout_s"]), cap, relay)
+    if relay is not None:
+        relay.close()
     header: dict[str, Any] = {"state": state, "duration_ms": (time.monotonic() - started) * 1000}
     if status is not None:
         if os.WIFEXITED(status):
@@ -364,6 +431,13 @@ class _PathBeneath(ctypes.Structure):
     _fields_ = [("allowed", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
+class _NetPort(ctypes.Structure):
+    _fields_ = [("allowed", ctypes.c_uint64), ("port", ctypes.c_uint64)]
+
+
+_LL_RULE_NET_PORT, _LL_NET_BIND_TCP, _LL_NET_CONNECT_TCP = 2, 1, 2
+
+
 def _syscall(nr: int, *args: object) -> int:
     if LIBC is None:
         return -1
@@ -372,11 +446,13 @@ def _syscall(nr: int, *args: object) -> int:
     return result
 
 
-def _landlock_ruleset(scratch: str, network: bool, deny_tcp: bool) -> tuple[int, int]:
+def _landlock_ruleset(
+    scratch: str, network: bool, deny_tcp: bool, connect_port: int | None = None
+) -> tuple[int, int]:
     """Build (not yet enforce) the ruleset; returns (ruleset_fd, abi) or (-1, 0).
 
     `deny_tcp`: also deny TCP connect/bind (ABI >= 4), the fallback when there is no network
-    namespace."""
+    namespace; `connect_port` is then the one port TCP connects may go to (the egress relay)."""
     if not sys.platform.startswith("linux") or os.uname().machine not in ("x86_64", "aarch64"):
         return -1, 0
     abi = _syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1))  # LANDLOCK_CREATE_RULESET_VERSION
@@ -391,7 +467,7 @@ def _landlock_ruleset(scratch: str, network: bool, deny_tcp: bool) -> tuple[int,
     if abi >= 4:
         size = 16
         if deny_tcp:
-            attr.net = 0b11  # BIND_TCP | CONNECT_TCP, with no rule allowing any port
+            attr.net = _LL_NET_BIND_TCP | _LL_NET_CONNECT_TCP  # no port allowed but `connect_port`
     if abi >= 6:
         size = 24
         attr.scoped = 0b11  # abstract unix sockets and signals outside the sandbox
@@ -417,6 +493,18 @@ def _landlock_ruleset(scratch: str, network: bool, deny_tcp: bool) -> tuple[int,
             _syscall(445, ctypes.c_int(ruleset), ctypes.c_int(1), ctypes.byref(rule), ctypes.c_uint32(0))
         finally:
             os.close(fd)
+    if deny_tcp and abi >= 4 and connect_port:
+        port_rule = _NetPort(_LL_NET_CONNECT_TCP, connect_port)
+        rc = _syscall(
+            445,
+            ctypes.c_int(ruleset),
+            ctypes.c_int(_LL_RULE_NET_PORT),
+            ctypes.byref(port_rule),
+            ctypes.c_uint32(0),
+        )
+        if rc != 0:
+            os.close(ruleset)
+            return -1, 0
     return ruleset, abi
 
 
@@ -490,19 +578,26 @@ def _exception_text(exc: BaseException) -> str:
     return text
 
 
-def _looks_like_network_denied(exc: BaseException, depth: int = 0) -> bool:
-    """A heuristic for the hint only: does this error (or its cause) look like a blocked network call?"""
+def _looks_like_network_denied(exc: BaseException, depth: int = 0, refused: bool = False) -> bool:
+    """A heuristic for the hint only: does this error (or its cause) look like a blocked network call?
+    `refused`: count a refused connection too (with network allowed, only the sandbox's own
+    loopback is reachable directly)."""
     socket = sys.modules.get("socket")
     if socket is not None and isinstance(exc, socket.gaierror):
         return True
-    if isinstance(exc, OSError) and exc.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH):
+    unreachable = (errno.ENETUNREACH, errno.EHOSTUNREACH) + ((errno.ECONNREFUSED,) if refused else ())
+    if isinstance(exc, OSError) and exc.errno in unreachable:
         return True
     if isinstance(exc, OSError) and exc.errno in (errno.EACCES, errno.EPERM) and exc.filename is None:
         frames = traceback.extract_tb(exc.__traceback__)  # Landlock's TCP denial is a bare EACCES
         if any("socket" in f.filename + (f.line or "") for f in frames):
             return True
     inner = getattr(exc, "reason", None) or exc.__cause__ or exc.__context__  # urllib's URLError.reason
-    return isinstance(inner, BaseException) and depth < 5 and _looks_like_network_denied(inner, depth + 1)
+    return (
+        isinstance(inner, BaseException)
+        and depth < 5
+        and _looks_like_network_denied(inner, depth + 1, refused)
+    )
 
 
 def _execute(req: dict[str, Any], scratch: str) -> dict[str, Any]:
@@ -553,8 +648,14 @@ def _execute(req: dict[str, Any], scratch: str) -> dict[str, Any]:
         }
     except BaseException as exc:  # noqa: BLE001 - everything the user code raises is reported
         text = _exception_text(exc)
-        if not req.get("network") and _looks_like_network_denied(exc):
-            text += " (network access is disabled for this code; allow it with network: true)"
+        if _looks_like_network_denied(exc, refused=bool(req.get("network"))):
+            if not req.get("network"):
+                text += " (network access is disabled for this code; allow it with network: true)"
+            else:
+                text += (
+                    " (user code reaches the network only through the HTTP proxy in HTTP_PROXY/"
+                    "HTTPS_PROXY; use a client that honours them: httpx, requests, urllib)"
+                )
         return {"ok": False, "kind": "exception", "error": text, "traceback": _user_traceback(exc)}
     return {"ok": True, "value": value}
 
@@ -614,12 +715,19 @@ def _confine(req: dict[str, Any], ns: dict[str, Any], drop: bool) -> dict[str, A
     import tempfile
 
     tempfile.tempdir = None
+    if req.get("setup_error"):
+        raise RuntimeError(req["setup_error"])
     iso = dict(ns)
-    iso["network_allowed"] = bool(req.get("network"))
-    iso["process_group"] = True
-    path_fds = _open_path_fds() if drop else {}
     network = bool(req.get("network"))
-    ruleset, abi = _landlock_ruleset(scratch, network, deny_tcp=not network and not ns["network"])
+    iso["network_allowed"] = network
+    iso["process_group"] = True
+    proxy_url = f"http://127.0.0.1:{req['egress_port']}" if network else None
+    if proxy_url:
+        os.environ.update(dict.fromkeys(_PROXY_ENV, proxy_url))
+    path_fds = _open_path_fds() if drop else {}
+    ruleset, abi = _landlock_ruleset(
+        scratch, network, deny_tcp=not ns["network"], connect_port=req.get("egress_port")
+    )
     iso["no_new_privs"] = _call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
     iso["rlimits"] = _set_rlimits(limits)
     if drop:
@@ -641,16 +749,40 @@ def _confine(req: dict[str, Any], ns: dict[str, Any], drop: bool) -> dict[str, A
         if iso["no_new_privs"] and _syscall(446, ctypes.c_int(ruleset), ctypes.c_uint32(0)) == 0:
             iso["landlock"] = abi
         os.close(ruleset)
-    iso["network_method"] = "netns" if iso["network"] else None
-    if not iso["network"] and not iso["network_allowed"] and iso["landlock"] >= 4:
-        iso["network_method"] = "landlock-tcp"
+    confinement = "netns" if iso["network"] else ("landlock-tcp" if iso["landlock"] >= 4 else None)
+    if network and confinement is None:
+        raise RuntimeError(
+            "network: true needs a network namespace (root or unprivileged user namespaces) or "
+            "Landlock ABI >= 4 to force egress through the guarded proxy; this host has neither"
+        )
+    iso["egress"] = {"proxy": proxy_url, "confinement": confinement} if network else None
+    iso["network_method"] = "egress-proxy" if network else confinement
     iso["path_remap"] = _remap_paths(path_fds)
     iso["env_cleared"] = True
     iso["open_guard"] = True
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # oversized writes fail with EFBIG instead
     signal.signal(signal.SIGXCPU, _on_xcpu)
     iso["scratch_dir"] = scratch
+    iso["seccomp"] = _install_seccomp(req, network)  # last: it also forbids what the setup used
+    if not network and iso["seccomp"] and iso["network_method"] is None:
+        iso["network_method"] = "seccomp"  # no inet sockets at all
     return iso
+
+
+def _install_seccomp(req: dict[str, Any], network: bool) -> bool:
+    """Load the seccomp filter unless the operator turned it off; refuses (raises) when it is
+    required and unavailable, so user code never runs without it by accident."""
+    if req.get("seccomp") == "off":
+        return False
+    assert _syscall_filter is not None
+    try:
+        _syscall_filter.install(_seccomp, "proxy" if network else "off", _seccomp_missing)
+    except _syscall_filter.SeccompUnavailable as exc:
+        raise RuntimeError(
+            f"{exc}; user code does not run without the seccomp filter (install libseccomp2 and "
+            "the pyseccomp package, or set PLAIT_SANDBOX_SECCOMP=off to run without it)"
+        ) from None
+    return True
 
 
 if __name__ == "__main__":

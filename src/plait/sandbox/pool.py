@@ -6,6 +6,12 @@ request, reads the response from a dedicated pipe, drains stdout/stderr in bound
 then kills the worker's whole process group. A background thread keeps `size` idle workers ready,
 so a call does not pay for interpreter start-up; dead idle workers are discarded and replaced.
 
+A call that allows network gets the process-wide egress proxy (`plait.net.egress`, started on
+first use): the worker relays every connection of the user code to it, and it applies the SSRF
+guard. Two operator switches are read at every call: ``PLAIT_SANDBOX_NETWORK=off`` refuses
+calls that ask for network, ``PLAIT_SANDBOX_SECCOMP=off`` runs user code without the seccomp
+filter (otherwise a host without it refuses to run user code). See docs/sandbox.md.
+
 Workers are plain `subprocess.Popen` objects and the pipes are read with `loop.add_reader`, so
 one pool serves every event loop of the process (pytest creates one per test).
 """
@@ -30,6 +36,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
+from plait.net.egress import egress_proxy
 from plait.sandbox.child import find_unserialisable
 from plait.sandbox.types import Limits, SandboxResult
 
@@ -37,6 +44,17 @@ CHILD_PATH = str(Path(__file__).with_name("child.py"))
 _ENV_ALLOWLIST = ("PATH", "LANG", "LC_ALL")
 _GRACE_S = 2.0  # parent-side slack over the runner's own timeout (start-up, reporting)
 _SIGNAL_NAMES = {int(s): s.name for s in signal.Signals}
+NETWORK_ENV = "PLAIT_SANDBOX_NETWORK"  # "off": calls asking for network are refused
+SECCOMP_ENV = "PLAIT_SANDBOX_SECCOMP"  # "off": run user code without the seccomp filter
+_OFF = frozenset({"off", "0", "false", "no", "disabled"})
+# Root pools run call N as uid PER_CALL_UID_BASE + (its worker's pid): unique among live calls on
+# the host (pid_max <= 2**22), inside systemd's container range, far from real accounts.
+PER_CALL_UID_BASE = 1_500_000_000
+
+
+def switched_off(name: str) -> bool:
+    """True when the operator set the environment variable `name` to off (off, 0, false, no)."""
+    return os.environ.get(name, "").strip().lower() in _OFF
 
 
 def _minimal_env() -> dict[str, str]:
@@ -213,10 +231,14 @@ class SandboxPool:
         python: str | None = None,
         user: str | int | None = "nobody",
         scratch_root: str | None = None,
+        per_call_uid: bool = True,
+        namespaces: bool = True,
     ) -> None:
         self.size = max(0, size)
         self.python = python or sys.executable
-        self._ids = _resolve_user(user)
+        self._ids = _resolve_user(user)  # the shared uid; with per_call_uid only a fallback
+        self.per_call_uid = per_call_uid
+        self.namespaces = namespaces  # False only to test hosts without namespaces
         self.scratch_root = scratch_root
         self._env = _minimal_env()
         self._idle: deque[_Worker] = deque()
@@ -355,6 +377,15 @@ class SandboxPool:
                 error=f"{bad[0]} is not JSON-serialisable (type {bad[1]!r})",
                 error_kind="arguments",
             )
+        if network and switched_off(NETWORK_ENV):
+            return SandboxResult(
+                ok=False,
+                error=(
+                    f"network access for user code is turned off on this server ({NETWORK_ENV}=off); "
+                    "remove network: true or ask the operator"
+                ),
+                error_kind="network_disabled",
+            )
         scratch = tempfile.mkdtemp(prefix="plait-sbx-", dir=self.scratch_root)
         request: dict[str, Any] = {
             "source": source,
@@ -364,9 +395,15 @@ class SandboxPool:
             "network": bool(network),
             "scratch": scratch,
             "env": self._env,
+            "seccomp": "off" if switched_off(SECCOMP_ENV) else "required",
+            "namespaces": self.namespaces,
         }
+        if network:
+            request["egress"] = egress_proxy().socket_path
         if self._ids is not None:
             request["uid"], request["gid"] = self._ids
+            if self.per_call_uid:
+                request["uid_base"] = PER_CALL_UID_BASE
         try:
             payload = json.dumps(request).encode()
             for attempt in (1, 2):

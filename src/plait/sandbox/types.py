@@ -17,7 +17,7 @@ class Limits:
     cpu_s: float | None = None  # RLIMIT_CPU; default: timeout_s
     file_size_mb: int = 16  # RLIMIT_FSIZE: largest file the code may write
     open_files: int = 64  # RLIMIT_NOFILE
-    processes: int = 32  # RLIMIT_NPROC (per uid; only enforced for a non-root uid)
+    processes: int = 32  # RLIMIT_NPROC: threads, as seccomp refuses new processes (per call, see docs)
     output_bytes: int = MIB  # stdout and stderr are each truncated beyond this
     result_bytes: int = 16 * MIB  # the JSON of the return value
 
@@ -45,7 +45,8 @@ class SandboxResult:
     """The outcome of one call.
 
     `error_kind` is one of: exception, exit, memory, cpu, timeout, serialization, arguments,
-    too_large, crash, internal. `isolation` reports what was actually enforced for this call
+    too_large, crash, internal, network_disabled (the call asked for network and the operator
+    turned it off). `isolation` reports what was actually enforced for this call
     (see docs/sandbox.md); it is None only when the sandbox failed before the code started.
     """
 
