@@ -69,6 +69,9 @@ async def test_isolation_is_reported(pool):
         assert key in iso
     assert {"cpu", "as", "fsize", "nofile"} <= set(iso["rlimits"])
     assert iso["open_guard"] and iso["env_cleared"] and iso["process_group"]
+    assert (
+        iso["seccomp"] is True
+    )  # required: without it the call is refused (PLAIT_SANDBOX_SECCOMP=off opts out)
 
 
 async def test_environment_secret_is_not_visible(pool, monkeypatch):
@@ -131,22 +134,41 @@ async def test_write_outside_scratch_is_refused(pool):
         target.unlink(missing_ok=True)
 
 
-async def test_fork_bomb_is_contained(pool):
+FORK_BOMB = (
+    "import os\n"
+    "def main():\n"
+    "    while True:\n"
+    "        try:\n"
+    "            os.fork()\n"
+    "        except OSError:\n"
+    "            pass\n"
+)
+
+
+async def test_fork_bomb_cannot_fork(pool):
+    """The seccomp filter refuses new processes: the bomb only spins until its timeout."""
+    token = uuid.uuid4().hex[:15]
+    call = asyncio.create_task(pool.run_code(marked(FORK_BOMB, token), limits=Limits(timeout_s=1.0)))
+    await asyncio.sleep(0.5)
+    assert len(processes_marked(token)) <= 1  # the runner itself, nothing it forked
+    result = await call
+    assert not result.ok and result.error_kind == "timeout"
+    assert result.isolation is None or result.isolation["seccomp"]
+    assert group_gone(result.worker_pid)
+    assert processes_marked(token) == []
+    await assert_healthy(pool)
+
+
+async def test_fork_bomb_without_seccomp_is_contained(pool, monkeypatch):
+    """With the operator's override (no seccomp), RLIMIT_NPROC and the PID namespace still hold."""
+    monkeypatch.setenv("PLAIT_SANDBOX_SECCOMP", "off")
     probe = await pool.run_code("def main():\n    return 1\n", limits=FAST)
+    assert probe.isolation["seccomp"] is False
     if not (probe.isolation["nproc_enforced"] or probe.isolation["pid_namespace"]):
         pytest.skip("neither RLIMIT_NPROC nor a PID namespace is enforceable here")
     token = uuid.uuid4().hex[:15]
-    source = (
-        "import os\n"
-        "def main():\n"
-        "    while True:\n"
-        "        try:\n"
-        "            os.fork()\n"
-        "        except OSError:\n"
-        "            pass\n"
-    )
     call = asyncio.create_task(
-        pool.run_code(marked(source, token), limits=Limits(timeout_s=1.0, processes=16))
+        pool.run_code(marked(FORK_BOMB, token), limits=Limits(timeout_s=1.0, processes=16))
     )
     await asyncio.sleep(0.5)
     running = processes_marked(token)
@@ -160,7 +182,14 @@ async def test_fork_bomb_is_contained(pool):
     await assert_healthy(pool)
 
 
-async def test_detached_children_die_with_the_call(pool):
+async def test_fork_is_a_clear_error(pool):
+    result = await pool.run_code("import os\ndef main():\n    os.fork()\n", limits=FAST)
+    assert not result.ok and result.error_kind == "exception"
+    assert result.error == "PermissionError: [Errno 1] Operation not permitted"
+
+
+async def test_detached_children_die_with_the_call(pool, monkeypatch):
+    monkeypatch.setenv("PLAIT_SANDBOX_SECCOMP", "off")  # with seccomp, fork itself is refused
     token = uuid.uuid4().hex[:15]
     source = (
         "import os, time\n"
@@ -232,8 +261,14 @@ async def test_printing_100_mb_is_truncated(pool):
     assert (after - before) < 64 * 1024  # KiB: the parent never held the 100 MB
 
 
-async def test_network_is_off_by_default_and_can_be_allowed(pool):
+async def test_network_is_off_by_default_and_only_the_guarded_proxy_when_allowed(pool, monkeypatch):
+    """Off: no socket at all. Allowed: direct connections go nowhere (the runner has its own
+    network namespace); the egress proxy in HTTP_PROXY applies the SSRF guard (loopback refused
+    unless PLAIT_HTTP_ALLOW trusts it). tests/sandbox/test_sandbox_abuse.py has the rest."""
+    monkeypatch.delenv("PLAIT_HTTP_ALLOW", raising=False)
+
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readline()  # the client speaks first (the tunnel test must not race the proxy's 200)
         writer.write(b"pong")
         await writer.drain()
         writer.close()
@@ -244,6 +279,7 @@ async def test_network_is_off_by_default_and_can_be_allowed(pool):
         "import socket\n"
         "def main(port):\n"
         "    with socket.create_connection(('127.0.0.1', port), timeout=1) as s:\n"
+        "        s.sendall(b'ping\\n')\n"
         "        return s.recv(16).decode()\n"
     )
     try:
@@ -252,8 +288,24 @@ async def test_network_is_off_by_default_and_can_be_allowed(pool):
         assert "network access is disabled" in off.error
         assert off.isolation["network"] or off.isolation["network_method"] == "landlock-tcp"
         on = await pool.run_code(source, kwargs={"port": port}, limits=FAST, network=True)
-        assert on.ok and on.value == "pong", on
-        assert on.isolation["network"] is False and on.isolation["network_allowed"] is True
+        assert not on.ok and on.error_kind == "exception", on
+        assert "only through the HTTP proxy" in on.error
+        assert on.isolation["network_allowed"] is True and on.isolation["network_method"] == "egress-proxy"
+        tunnel = (
+            "import http.client, os\n"
+            "def main(port):\n"
+            "    proxy = os.environ['HTTPS_PROXY'].rsplit(':', 1)[1]\n"
+            "    c = http.client.HTTPConnection('127.0.0.1', int(proxy), timeout=2)\n"
+            "    c.set_tunnel('127.0.0.1', port)\n"
+            "    c.connect()\n"
+            "    c.sock.sendall(b'ping\\n')\n"
+            "    return c.sock.recv(16).decode()\n"
+        )
+        refused = await pool.run_code(tunnel, kwargs={"port": port}, limits=FAST, network=True)
+        assert not refused.ok and "403" in refused.error and "loopback address" in refused.error
+        monkeypatch.setenv("PLAIT_HTTP_ALLOW", f"127.0.0.1:{port}")
+        allowed = await pool.run_code(tunnel, kwargs={"port": port}, limits=FAST, network=True)
+        assert allowed.ok and allowed.value == "pong", allowed
     finally:
         server.close()
         await server.wait_closed()
