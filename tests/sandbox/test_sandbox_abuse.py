@@ -18,6 +18,7 @@ import errno
 import json
 import shutil
 import threading
+import urllib.request
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -79,8 +80,6 @@ def server() -> Iterator[int]:
 
 
 def healthz(port: int) -> dict[str, Any]:
-    import urllib.request
-
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     with opener.open(f"http://127.0.0.1:{port}/healthz", timeout=2) as response:
         return json.loads(response.read())

@@ -36,8 +36,9 @@ import shutil
 import socket
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from plait.net.guard import (
@@ -132,6 +133,11 @@ def parse_request(head: bytes) -> ProxyRequest:
     kept.append("Connection: close")
     out = "\r\n".join([f"{method} {path} {version}", *kept]) + "\r\n\r\n"
     return ProxyRequest(method, host, _port(str(port)), out.encode("latin-1"))
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 def _reason_phrase(text: str) -> str:
@@ -244,8 +250,8 @@ class EgressProxy:
             task.cancel()
         await asyncio.gather(accept, *self._tasks, return_exceptions=True)
 
-    def _spawn(self, coro: object) -> None:
-        task = asyncio.ensure_future(coro)  # type: ignore[arg-type]
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -268,7 +274,7 @@ class EgressProxy:
         try:
             while True:
                 readable: asyncio.Future[None] = loop.create_future()
-                loop.add_reader(control.fileno(), lambda f=readable: f.done() or f.set_result(None))
+                loop.add_reader(control.fileno(), _resolve, readable)
                 try:
                     await readable
                 finally:

@@ -78,7 +78,7 @@ def load_binding() -> tuple[ModuleType | None, str | None]:
     if os.uname().machine not in SUPPORTED_MACHINES:
         return None, f"the sandbox's seccomp filter supports {', '.join(SUPPORTED_MACHINES)} only"
     try:
-        import pyseccomp
+        import pyseccomp  # type: ignore[import-untyped]  # no stubs; imported here, not at the top: optional
     except ImportError as exc:
         return None, f"the pyseccomp package is not installed ({exc})"
     except (OSError, RuntimeError) as exc:  # pyseccomp raises RuntimeError when libseccomp is missing
