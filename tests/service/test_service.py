@@ -108,7 +108,6 @@ async def test_waiting_runs_stay_waiting_across_restart(settings: Settings) -> N
 
 
 async def test_import_examples_once(settings: Settings) -> None:
-    settings.create_admin_key = False
     s = await Services.open(settings)
     try:
         imported = await s.import_examples(REPO / "examples")

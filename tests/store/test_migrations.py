@@ -16,8 +16,10 @@ from plait.store.models import TABLES, Base
 
 EXPECTED_TABLES = {
     "api_keys",
+    "auth_tokens",
     "components",
     "decisions",
+    "flow_shares",
     "flow_versions",
     "flows",
     "human_tasks",
@@ -43,7 +45,7 @@ async def test_migrate_creates_every_table_and_is_idempotent(db_url: str) -> Non
     assert set(TABLES) == EXPECTED_TABLES
     assert await current_revision(db_url) is None
     await migrate(db_url)
-    assert await current_revision(db_url) == head_revision() == "0003"
+    assert await current_revision(db_url) == head_revision() == "0004"
     assert await _tables(db_url) == EXPECTED_TABLES | {"alembic_version"}
     await migrate(db_url)  # second run: nothing to do, no error
     assert await current_revision(db_url) == head_revision()
@@ -97,7 +99,8 @@ async def _upgrade_with_data(db_url: str, before: str, insert: str, after: str) 
     try:
         async with engine.connect() as conn:
             await conn.run_sync(upgrade, before)
-            await conn.execute(text(insert))
+            for statement in insert.split(";"):
+                await conn.execute(text(statement))
             await conn.commit()
             await conn.run_sync(upgrade, after)
             await conn.commit()
@@ -138,6 +141,31 @@ async def test_upgrade_0002_to_0003_keeps_runs_without_a_document(db_url: str, b
     try:
         row = await store.runs.get("r1")
         assert row is not None and row.status == "waiting" and row.last_seq == 4 and row.document is None
+    finally:
+        await store.close()
+
+
+async def test_upgrade_0003_to_0004_keeps_variables_deployment_wide_and_admins(db_url: str, box: object) -> None:
+    store = await Store.open(db_url, box=box, run_migrations=False)  # type: ignore[arg-type]
+    try:
+        token = store.box.encrypt("s3cret")
+    finally:
+        await store.close()
+    await _upgrade_with_data(
+        db_url,
+        "0003",
+        "INSERT INTO variables (name, value, is_secret, description, created_at, updated_at)"
+        f" VALUES ('KEY', '{token}', true, 'd', 1.0, 2.0);"
+        " INSERT INTO users (id, email, name, is_admin, created_at) VALUES ('u1', 'a@x', 'A', true, 1.0)",
+        "0004",
+    )
+    store = await Store.open(db_url, box=box)  # type: ignore[arg-type]
+    try:
+        assert await store.variables.values() == {"KEY": "s3cret"}
+        views = await store.variables.list_variables()
+        assert [(v.name, v.owner_id, v.is_secret) for v in views] == [("KEY", None, True)]
+        user = await store.users.get("u1")
+        assert user is not None and user.role == "admin" and not user.disabled
     finally:
         await store.close()
 

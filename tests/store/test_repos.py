@@ -16,8 +16,8 @@ DOC = {"schema": "plait/flow@1", "id": "f1", "name": "First", "nodes": [{"id": "
 
 # ------------------------------------------------------------------------------------- users
 async def test_users(store: Store) -> None:
-    u = await store.users.create(email="a@example.com", name="Ann", is_admin=True)
-    assert len(u.id) == 32 and u.created_at > 0
+    u = await store.users.create(email="a@example.com", name="Ann", role="admin")
+    assert len(u.id) == 32 and u.created_at > 0 and u.role == "admin" and not u.disabled
     assert (await store.users.get(u.id)).email == "a@example.com"
     assert (await store.users.get_by_email("a@example.com")).id == u.id
     assert await store.users.get_by_email("nobody@example.com") is None
@@ -25,6 +25,12 @@ async def test_users(store: Store) -> None:
         await store.users.create(email="a@example.com")
     b = await store.users.create(name="no email")
     assert [x.id for x in await store.users.list_users()] == [u.id, b.id]
+    assert b.role == "editor"
+    assert (await store.users.first_admin()).id == u.id
+    changed = await store.users.update(u.id, disabled=True, name="Ann B")
+    assert changed.disabled and changed.name == "Ann B" and await store.users.first_admin() is None
+    with pytest.raises(ValueError, match="cannot change"):
+        await store.users.update(u.id, id="other")
     assert await store.users.delete(b.id) is True
     assert await store.users.delete(b.id) is False
 
@@ -479,3 +485,68 @@ async def test_triggers(store: Store) -> None:
     assert await store.triggers.delete(hook.id) is False
     await store.flows.delete("f1")  # cascades to its triggers
     assert await store.triggers.get(cron.id) is None
+
+
+# -------------------------------------------------------------- ownership: variables, shares
+async def test_variables_per_owner_and_deployment_wide(store: Store) -> None:
+    ann = await store.users.create(email="ann@example.com")
+    bob = await store.users.create(email="bob@example.com")
+    await store.variables.set("REGION", "eu")  # deployment-wide
+    await store.variables.set("TOKEN", "global-token", is_secret=True)
+    await store.variables.set("TOKEN", "ann-token", owner_id=ann.id, is_secret=True)
+    await store.variables.set("TOKEN", "ann-token-2", owner_id=ann.id, is_secret=True)  # replaces
+    await store.variables.set("ONLY_BOB", "b", owner_id=bob.id)
+
+    ann_run = await store.variables.for_run(ann.id)
+    assert ann_run.values == {"REGION": "eu", "TOKEN": "ann-token-2"}  # her own wins
+    assert set(ann_run.secrets) == {"global-token", "ann-token-2"}  # both are masked
+    assert await store.variables.values(bob.id) == {"REGION": "eu", "TOKEN": "global-token", "ONLY_BOB": "b"}
+    assert await store.variables.values() == {"REGION": "eu", "TOKEN": "global-token"}
+
+    listed = await store.variables.list_variables(owner_id=ann.id)
+    assert [(v.name, v.owner_id, v.value) for v in listed] == [
+        ("REGION", None, "eu"),
+        ("TOKEN", None, REDACTED),
+        ("TOKEN", ann.id, REDACTED),
+    ]
+    assert [v.name for v in await store.variables.list_variables(owner_id=ann.id, include_global=False)] == [
+        "TOKEN"
+    ]
+    assert await store.variables.get("TOKEN", owner_id=ann.id) == "ann-token-2"
+    assert await store.variables.delete("TOKEN", owner_id=bob.id) is False  # not his
+    assert await store.variables.delete("TOKEN", owner_id=ann.id) is True
+    assert await store.variables.values(ann.id) == {"REGION": "eu", "TOKEN": "global-token"}
+
+
+async def test_shares_and_visibility(store: Store) -> None:
+    ann = await store.users.create(email="ann@example.com")
+    bob = await store.users.create(email="bob@example.com")
+    await store.flows.create("a1", {"id": "a1"}, owner_id=ann.id)
+    await store.flows.create("a2", {"id": "a2"}, owner_id=ann.id)
+    await store.flows.create("b1", {"id": "b1"}, owner_id=bob.id)
+    await store.shares.set("a2", bob.id, "viewer")
+    await store.shares.set("a2", bob.id, "editor")  # changes the role
+    assert (await store.shares.get("a2", bob.id)).role == "editor"
+    assert {f.id for f in await store.flows.list_flows(visible_to=bob.id)} == {"a2", "b1"}
+    assert {f.id for f in await store.flows.list_flows(visible_to=ann.id)} == {"a1", "a2"}
+
+    await store.runs.create("r-ann", "a1", owner_id=ann.id)
+    await store.runs.create("r-bob-on-a2", "a2", owner_id=bob.id)
+    await store.runs.create("r-cli", "not-in-library", owner_id=bob.id)
+    assert {r.id for r in await store.runs.list_runs(visible_to=ann.id)} == {"r-ann", "r-bob-on-a2"}
+    assert {r.id for r in await store.runs.list_runs(visible_to=bob.id)} == {"r-bob-on-a2", "r-cli"}
+    assert await store.shares.delete("a2", bob.id) is True
+    assert {r.id for r in await store.runs.list_runs(visible_to=bob.id)} == {"r-bob-on-a2", "r-cli"}
+    assert {f.id for f in await store.flows.list_flows(visible_to=bob.id)} == {"b1"}
+
+
+async def test_auth_tokens_are_one_time_and_expire(store: Store) -> None:
+    ann = await store.users.create(email="ann@example.com")
+    link = await store.auth_tokens.create("signin", ann.id, ttl_s=60, now=1000.0)
+    assert await store.auth_tokens.check("session", link, now=1001.0) is None  # another kind
+    assert await store.auth_tokens.consume("signin", link, now=1001.0) == ann.id
+    assert await store.auth_tokens.consume("signin", link, now=1001.0) is None  # used up
+    session = await store.auth_tokens.create("session", ann.id, ttl_s=60, now=1000.0)
+    assert await store.auth_tokens.check("session", session, now=1059.0) == ann.id
+    assert await store.auth_tokens.check("session", session, now=1060.0) is None  # expired
+    assert await store.auth_tokens.revoke_user(ann.id) == 1

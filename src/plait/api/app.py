@@ -16,14 +16,16 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import Response
+from fastapi.responses import RedirectResponse, Response
 
 import plait
-from plait.api.deps import Svc
+from plait.api.deps import SESSION_COOKIE, Svc
 from plait.api.errors import install_error_handlers
+from plait.api.log_redaction import install_log_redaction
 from plait.api.routes import ROUTERS
+from plait.api.routes.users import set_session_cookie
 from plait.api.ui import WebUI
-from plait.service import Services, Settings
+from plait.service import ServiceError, Services, Settings
 
 log = logging.getLogger("plait.api")
 
@@ -53,16 +55,28 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
+    install_log_redaction()
 
     @app.get("/healthz", tags=["meta"])
-    async def healthz(svc: Svc) -> dict[str, Any]:
-        return svc.health()
+    async def healthz(svc: Svc, request: Request) -> dict[str, Any]:
+        """`{"status": "ok"}`; an admin's credential also gets what this process executes."""
+        return svc.health(detailed=await _is_admin(svc, request))
 
     app.state.ui = WebUI()
 
     @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
-    async def root(request: Request) -> Response:
-        """The web UI (or a page saying how to build it); client routes: see `_http` in errors.py."""
+    async def root(request: Request, token: str | None = None) -> Response:
+        """The web UI (or a page saying how to build it); client routes: see `_http` in errors.py.
+        `?token=` is a sign-in link (`plait serve`, `plait admin link`): it is used up, the
+        browser gets its session cookie and comes back here without the token in the URL."""
+        if token is not None:
+            svc: Services = request.app.state.services
+            session = await svc.users.redeem_signin(token)
+            if session is None:
+                return RedirectResponse("/?signin=expired", status_code=303)
+            response = RedirectResponse("/", status_code=303)
+            set_session_cookie(request, response, session)
+            return response
         ui: WebUI = app.state.ui
         page = ui.response(request)
         assert page is not None
@@ -71,3 +85,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for router in ROUTERS:
         app.include_router(router)
     return app
+
+
+async def _is_admin(svc: Services, request: Request) -> bool:
+    """Whether the request carries an admin's credential (a bad one is just not an admin's)."""
+    key = request.headers.get("x-api-key")
+    auth = request.headers.get("authorization", "")
+    if not key and auth.lower().startswith("bearer "):
+        key = auth[7:].strip()
+    try:
+        who = await svc.users.resolve(key, request.cookies.get(SESSION_COOKIE))
+    except ServiceError:
+        return False
+    return who is not None and who.is_admin

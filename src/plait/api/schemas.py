@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -65,6 +65,10 @@ class FlowSummary(BaseModel):
     name: str
     description: str
     latest_version: int
+    owner_id: str | None = None
+    access: Literal["owner", "admin", "editor", "viewer"] | None = Field(
+        None, description="What the caller may do with the flow."
+    )
     created_at: float
     updated_at: float
 
@@ -286,4 +290,82 @@ class VariableOut(BaseModel):
     value: Any = Field(..., description="'********' for secrets.")
     is_secret: bool
     description: str
+    scope: Literal["user", "global"] = Field("user", description="The caller's own, or deployment-wide.")
     updated_at: float
+
+
+# ---------------------------------------------------------------- users, keys, sharing, sign-in
+RoleName = Literal["admin", "editor", "viewer"]
+ScopeName = Literal["read", "write", "run", "admin"]
+
+
+class UserOut(BaseModel):
+    id: str
+    email: str | None
+    name: str
+    role: RoleName
+    disabled: bool
+    created_at: float
+
+
+class MeOut(UserOut):
+    scopes: list[ScopeName]
+    auth: Literal["key", "session", "deployment"]
+
+
+class UserCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    email: str = Field(..., max_length=320)
+    name: str = Field("", max_length=200)
+    role: RoleName = "editor"
+    password: str | None = Field(None, max_length=1024)
+
+
+class UserUpdate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str | None = Field(None, max_length=200)
+    role: RoleName | None = None
+    disabled: bool | None = None
+    password: str | None = Field(None, max_length=1024)
+
+
+class ApiKeyCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field("", max_length=200)
+    scopes: list[ScopeName] = Field(default_factory=lambda: ["read", "write", "run"], min_length=1)
+
+
+class ApiKeyOut(BaseModel):
+    id: str
+    name: str
+    prefix: str = Field(..., description="The key's first characters, to tell keys apart.")
+    scopes: list[ScopeName]
+    user_id: str | None
+    created_at: float
+    last_used_at: float | None
+
+
+class ApiKeyCreated(ApiKeyOut):
+    key: str = Field(..., description="The key itself: shown this once, never again.")
+
+
+class LoginBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    email: str = Field(..., max_length=320)
+    password: str = Field(..., max_length=1024)
+
+
+class LoginOut(BaseModel):
+    user: UserOut
+
+
+class ShareBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    role: Literal["viewer", "editor"]
+
+
+class ShareOut(BaseModel):
+    user_id: str
+    email: str | None
+    name: str
+    role: Literal["viewer", "editor"]

@@ -151,22 +151,33 @@ class CatalogService:
         return {"valid": not problems, "problems": problems}
 
     # ------------------------------------------------------------------ variables
-    async def variables(self) -> list[dict[str, Any]]:
-        """The global variables (`{{env.NAME}}`); secret values are masked."""
+    async def variables(self, owner_id: str | None = None) -> list[dict[str, Any]]:
+        """The variables `owner_id`'s runs read (`{{env.NAME}}`): theirs (`scope` "user"), then the
+        deployment-wide ones (`scope` "global"); owner None: the deployment-wide ones only.
+        Secret values are masked."""
+        views = await self.store.variables.list_variables(owner_id=owner_id, reveal=False)
         return [
             {
                 "name": v.name,
                 "value": v.value,
                 "is_secret": v.is_secret,
                 "description": v.description,
+                "scope": "global" if v.owner_id is None else "user",
                 "updated_at": v.updated_at,
             }
-            for v in await self.store.variables.list_variables(reveal=False)
+            for v in sorted(views, key=lambda v: (v.owner_id is None, v.name))
         ]
 
     async def set_variable(
-        self, name: str, value: Any, *, is_secret: bool = False, description: str | None = None
+        self,
+        name: str,
+        value: Any,
+        *,
+        owner_id: str | None = None,
+        is_secret: bool = False,
+        description: str | None = None,
     ) -> dict[str, Any]:
+        """Create or replace `owner_id`'s variable (None: a deployment-wide one)."""
         if not VARIABLE_NAME_RE.match(name or ""):
             raise Invalid(
                 f"invalid variable name {name!r}",
@@ -174,11 +185,14 @@ class CatalogService:
                     "hint": "letters, digits and '_', starting with a letter or '_' (used as {{env.NAME}})"
                 },
             )
-        await self.store.variables.set(name, value, is_secret=is_secret, description=description)
-        return next(v for v in await self.variables() if v["name"] == name)
+        await self.store.variables.set(
+            name, value, owner_id=owner_id, is_secret=is_secret, description=description
+        )
+        scope = "global" if owner_id is None else "user"
+        return next(v for v in await self.variables(owner_id) if v["name"] == name and v["scope"] == scope)
 
-    async def delete_variable(self, name: str) -> None:
-        if not await self.store.variables.delete(name):
+    async def delete_variable(self, name: str, *, owner_id: str | None = None) -> None:
+        if not await self.store.variables.delete(name, owner_id=owner_id):
             raise NotFound(f"no variable {name!r}")
 
     # ------------------------------------------------------------------ tools
@@ -205,13 +219,22 @@ class CatalogService:
 
 
 class _SecretsContext:
-    """What listing an MCP server's tools needs of a run's context: `${NAME}` in its env/headers
-    resolved from the stored variables, then the environment (as a run does), and the server's
-    MCP connection pool (`services.mcp`; no flow, so no `mcp_servers`)."""
+    """What listing an MCP server's tools needs of a run's context: the stored variables for
+    `${NAME}` in its env/headers (its `env` reference root, as in a run; plait.tools.mcp decides
+    whether the environment is read too: for the operator's server-side file only), and the
+    server's MCP connection pool (`services.mcp`; no flow, so no `mcp_servers`)."""
+
+    run_id = ""
+    node_id = ""
 
     def __init__(self, values: dict[str, Any], mcp: MCPConnections) -> None:
         self.values = values
         self.services = RunServices(mcp=mcp)
+
+    def lookup(self, root: str) -> Any:
+        if root == "env":
+            return self.values
+        raise KeyError(root)
 
     def secret(self, name: str) -> str | None:
         return lookup_secret(self.values, name)

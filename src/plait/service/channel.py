@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from plait.errors import PlaitError
+from plait.service.access import Access, Principal, Scope
 from plait.service.errors import Unauthorized, reply_for
 
 log = logging.getLogger("plait.service")
@@ -73,10 +74,10 @@ def _str_field(msg: dict[str, Any], name: str) -> str:
 class FlowChannel:
     """The state of one connection: authentication and its run subscriptions."""
 
-    def __init__(self, services: Any, send: Send, *, authenticated: bool = False) -> None:
+    def __init__(self, services: Any, send: Send, *, who: Principal | None = None) -> None:
         self.services = services
         self._send = send
-        self.authenticated = authenticated or not services.settings.require_auth
+        self.who = who  # the caller, once authenticated (auth off: set by `open`)
         self.closing: str | None = None  # set when the connection must be closed (auth failed)
         self._subs: dict[str, asyncio.Task[None]] = {}
         self._send_lock = asyncio.Lock()
@@ -85,14 +86,25 @@ class FlowChannel:
         async with self._send_lock:
             await self._send(message)
 
+    @property
+    def authenticated(self) -> bool:
+        return self.who is not None
+
+    async def open(self, *, session: str | None = None) -> None:
+        """Authenticate what the connection brought: nothing needed (auth off), or a browser
+        session cookie (the caller checked it came from this site)."""
+        if not self.services.settings.require_auth:
+            self.who = await self.services.users.local_admin()
+        elif session:
+            self.who = await self.services.users.check_session(session)
+
     async def authenticate(self, key: str | None) -> bool:
         try:
-            await self.services.check_key(key)
+            self.who = await self.services.users.check_key(key)
         except Unauthorized as exc:
             await self.send({"type": "error", "code": "unauthorized", "message": exc.message})
             self.closing = "unauthorized"
             return False
-        self.authenticated = True
         return True
 
     # ------------------------------------------------------------------ messages
@@ -152,7 +164,8 @@ class FlowChannel:
             if await self.authenticate(msg.get("api_key") if isinstance(msg.get("api_key"), str) else None):
                 await self.send({"type": "authenticated", **reply})
             return
-        if not self.authenticated:
+        who = self.who
+        if who is None:
             self.closing = "unauthorized"
             raise ChannelError(
                 "unauthorized",
@@ -162,9 +175,11 @@ class FlowChannel:
         if kind == "ping":
             await self.send({"type": "pong", **reply})
         elif kind == "run":
-            await self._run(msg, reply)
+            await self._run(who, msg, reply)
         elif kind == "stop":
             run_id = _str_field(msg, "run_id")
+            who.require(Scope.RUN)
+            await self.services.access.run(who, run_id, control=True)
             summary = await self.services.runs.cancel(run_id)
             await self.send({"type": "stopped", "run_id": run_id, "status": summary["status"], **reply})
         elif kind == "subscribe":
@@ -172,7 +187,8 @@ class FlowChannel:
             after = msg.get("after", 0)
             if not isinstance(after, int) or isinstance(after, bool) or after < 0:
                 raise ChannelError("invalid_message", "`after` must be a non-negative integer (an event seq)")
-            await self.services.runs.require(run_id)  # 404 before subscribing
+            who.require(Scope.READ)
+            await self.services.access.run(who, run_id)  # 404 before subscribing
             await self.send({"type": "subscribed", "run_id": run_id, **reply})
             self._subscribe(run_id, after)
         elif kind == "unsubscribe":
@@ -182,8 +198,10 @@ class FlowChannel:
                 task.cancel()
             await self.send({"type": "unsubscribed", "run_id": run_id, **reply})
 
-    async def _run(self, msg: dict[str, Any], reply: dict[str, Any]) -> None:
+    async def _run(self, who: Principal, msg: dict[str, Any], reply: dict[str, Any]) -> None:
         flow_id = _str_field(msg, "flow_id")
+        who.require(Scope.RUN)
+        await self.services.access.flow(who, flow_id, Access.EDIT)
         inputs = msg.get("inputs", {})
         if inputs is None:
             inputs = {}
@@ -194,7 +212,7 @@ class FlowChannel:
             version = str(version).strip().lower()
             if version not in ("latest", "draft") and not (version.isdigit() and 0 < int(version) < 2**31):
                 raise ChannelError("invalid_message", "`version` must be a number, 'latest' or 'draft'")
-        run_id, _task = await self.services.runs.start(flow_id, inputs, version=version)
+        run_id, _task = await self.services.runs.start(flow_id, inputs, version=version, owner_id=who.user_id)
         # Accepted before any event of the run: the client learns the id, then the events follow.
         await self.send({"type": "run_accepted", "run_id": run_id, "flow_id": flow_id, **reply})
         self._subscribe(run_id, 0)

@@ -3,27 +3,24 @@ start-up and shutdown (which closes the pools)."""
 
 from __future__ import annotations
 
-import hmac
 import logging
 import sys
-import time
 from pathlib import Path
 from typing import Any, TextIO
 
 from plait.net.http import HttpClients
+from plait.service.access import AccessService
 from plait.service.bus import EventBus
 from plait.service.catalog import CatalogService
 from plait.service.components import ComponentService
-from plait.service.errors import Unauthorized
 from plait.service.flows import FlowService
 from plait.service.runs import RunService
 from plait.service.settings import Settings
+from plait.service.users import UserService
 from plait.store import Store
 from plait.tools.mcp import MCPConnections
 
 log = logging.getLogger("plait.service")
-
-KEY_CACHE_S = 30.0
 
 
 class Services:
@@ -31,7 +28,8 @@ class Services:
         self.store = store
         self.settings = settings
         self.bus = EventBus()
-        self.flows = FlowService(store)
+        self.access = AccessService(store)
+        self.flows = FlowService(store, access=self.access)
         self.components = ComponentService(store)
         # The server's connections, shared by its runs and closed by `close`: HTTP (http nodes,
         # web tools) and MCP sessions (mcp: tools; the catalog's listing of server-side servers).
@@ -41,8 +39,8 @@ class Services:
             store, self.flows, settings, self.bus, components=self.components, http=self.http, mcp=self.mcp
         )
         self.catalog = CatalogService(store, mcp=self.mcp)
-        self._key_cache: dict[str, tuple[float, str | None]] = {}  # key -> (expiry, owner)
-        self.admin_key: str | None = None
+        self.users = UserService(store, settings)
+        self.signin_url: str | None = None  # the link printed at start (when `signin_link_base`)
 
     @classmethod
     async def open(cls, settings: Settings | None = None, *, stderr: TextIO | None = None) -> Services:
@@ -62,19 +60,18 @@ class Services:
         return services
 
     async def bootstrap(self, *, stderr: TextIO | None = None) -> None:
-        if (
-            self.settings.create_admin_key
-            and not self.settings.api_key
-            and not await self.store.api_keys.list_keys(include_revoked=True)
-        ):
-            _, key = await self.store.api_keys.create("admin")
-            self.admin_key = key
+        """Make the local admin (first start), print a sign-in link when serving, import the
+        example flows into an empty library (owned by the local admin)."""
+        admin = await self.users.local_admin()
+        if self.settings.signin_link_base:
+            token = await self.users.signin_link_token(admin.user_id)
+            self.signin_url = f"{self.settings.signin_link_base.rstrip('/')}/?token={token}"
             out = stderr or sys.stderr
-            print(f"plait: created an admin API key (shown once): {key}", file=out, flush=True)
+            print(f"plait: sign in at {self.signin_url}", file=out, flush=True)
         if self.settings.import_examples and self.settings.examples_dir is not None:
-            await self.import_examples(self.settings.examples_dir)
+            await self.import_examples(self.settings.examples_dir, owner_id=admin.user_id)
 
-    async def import_examples(self, directory: Path) -> list[str]:
+    async def import_examples(self, directory: Path, *, owner_id: str | None = None) -> list[str]:
         if not directory.is_dir() or await self.flows.count() > 0:
             return []
         imported = []
@@ -82,30 +79,11 @@ class Services:
             if path.suffix.lower() not in (".json", ".yaml", ".yml"):
                 continue
             try:
-                flow = await self.flows.import_file(path, publish=True)
+                flow = await self.flows.import_file(path, publish=True, owner_id=owner_id)
                 imported.append(flow["id"])
             except Exception as exc:  # noqa: BLE001 - one broken example must not stop the server
                 log.warning("cannot import example %s: %s", path.name, exc)
         return imported
-
-    async def check_key(self, key: str | None) -> str | None:
-        """Verify the API key; returns its owner (the key's user id; None for keys without a user
-        and for the configured `api_key`: the deployment-wide owner). Raises Unauthorized."""
-        if not key:
-            raise Unauthorized("an API key is required (x-api-key header or Authorization: Bearer)")
-        if self.settings.api_key and hmac.compare_digest(key.encode(), self.settings.api_key.encode()):
-            return None
-        now = time.monotonic()
-        cached = self._key_cache.get(key)
-        if cached is not None and cached[0] > now:
-            return cached[1]
-        row = await self.store.api_keys.verify(key, touch=False)
-        if row is None:
-            raise Unauthorized("invalid API key")
-        if len(self._key_cache) > 1000:
-            self._key_cache.clear()
-        self._key_cache[key] = (now + KEY_CACHE_S, row.user_id)
-        return row.user_id
 
     async def close(self) -> None:
         await self.runs.close()
@@ -113,5 +91,9 @@ class Services:
         await self.mcp.aclose()  # MCP server processes and sessions opened by runs and the catalog
         await self.store.close()
 
-    def health(self) -> dict[str, Any]:
+    def health(self, *, detailed: bool = False) -> dict[str, Any]:
+        """`/healthz`: the status; with `detailed` (an admin asking) also what this process runs
+        and its name in leases (host name and pid, which strangers need not learn)."""
+        if not detailed:
+            return {"status": "ok"}
         return {"status": "ok", "executing": len(self.runs.active), "owner": self.runs.owner}

@@ -6,6 +6,7 @@ import builtins
 import copy
 import json
 import re
+import secrets
 import time
 from pathlib import Path
 from typing import Any
@@ -15,11 +16,12 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 
 from plait.engine.flow import Flow, PlanCache, load_flow
+from plait.service.access import Access, AccessService, Forbidden, Principal
 from plait.service.errors import Conflict, Invalid, NotFound
 from plait.spec.loader import read_document_data
 from plait.spec.problems import FlowValidationError
 from plait.store import Store
-from plait.store.models import FlowRow, FlowVersion
+from plait.store.models import FlowRow, FlowShare, FlowVersion
 
 FLOW_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}$")
 SECRET_KEY_RE = re.compile(
@@ -71,15 +73,28 @@ def scrub_secrets(value: Any) -> Any:
     return value
 
 
-def flow_summary(row: FlowRow) -> dict[str, Any]:
-    return {
+def flow_summary(row: FlowRow, access: str | None = None) -> dict[str, Any]:
+    """A flow without its draft; `access`: what the caller may do (owner, admin, editor, viewer)."""
+    out = {
         "id": row.id,
         "name": row.name,
         "description": row.description,
         "latest_version": row.latest_version,
+        "owner_id": row.owner_id,
         "created_at": row.created_at,
         "updated_at": row.updated_at,
     }
+    if access is not None:
+        out["access"] = access
+    return out
+
+
+def access_name(who: Principal, row: FlowRow, share_role: str | None) -> str:
+    if row.owner_id == who.user_id:
+        return "owner"
+    if who.is_admin:
+        return "admin"
+    return share_role or "viewer"
 
 
 def version_view(row: FlowVersion, *, document: bool = True) -> dict[str, Any]:
@@ -94,8 +109,11 @@ class FlowService:
     (every run asks): publishing or deleting here updates it at once; another process's changes
     are seen within the TTL."""
 
-    def __init__(self, store: Store, *, cache_ttl_s: float = 1.0) -> None:
+    def __init__(
+        self, store: Store, *, access: AccessService | None = None, cache_ttl_s: float = 1.0
+    ) -> None:
         self.store = store
+        self.access = access or AccessService(store)
         self.cache_ttl_s = cache_ttl_s
         # Compiled flows: published versions by version row, drafts by content (the engine
         # keeps no cache; the owner of the flows does).
@@ -112,16 +130,30 @@ class FlowService:
         description: str | None = None,
         overwrite: bool = False,
         owner_id: str | None = None,
+        who: Principal | None = None,
     ) -> dict[str, Any]:
-        """Store a new flow draft. `owner_id`: the creating key's user (None: deployment-wide); a
-        run of the flow uses its owner's custom components. Overwriting keeps the owner."""
+        """Store a new flow draft, owned by `who` (or `owner_id`; a run of the flow uses its
+        owner's custom components). Overwriting keeps the owner and needs edit access.
+
+        Flow ids are global, but a caller never learns of a flow they cannot see: when the id is
+        taken by one, theirs gets a free id (`<id>-<6 hex>`) instead of a conflict."""
         if not isinstance(document, dict):
             raise Invalid("the flow document must be a JSON object")
         fid = check_flow_id(flow_id or str(document.get("id") or ""))
+        if who is not None:
+            owner_id = who.user_id
+        existing = await self.store.flows.get(fid)
+        if existing is not None:
+            have = Access.OWN if who is None else await self.access.flow_access(who, existing)
+            if have is Access.NONE:
+                fid = await self._free_id(fid)
+            elif overwrite and have < Access.EDIT:
+                raise Forbidden(f"flow {fid!r} is shared with you as a viewer: you cannot overwrite it")
+            elif overwrite:
+                await self.update(fid, {**document, "id": fid}, name=name, description=description)
+                return await self.get(fid, who=who)
         doc = {**document, "id": fid}
         doc.setdefault("schema", "plait/flow@1")
-        if overwrite and await self.store.flows.get(fid) is not None:
-            return await self.update(fid, doc, name=name, description=description)
         try:
             await self.store.flows.create(
                 fid,
@@ -132,7 +164,13 @@ class FlowService:
             )
         except IntegrityError as exc:
             raise Conflict(f"flow {fid!r} already exists", details={"hint": "update it with PUT"}) from exc
-        return await self.get(fid)
+        return await self.get(fid, who=who)
+
+    async def _free_id(self, taken: str) -> str:
+        while True:
+            candidate = f"{taken[:120]}-{secrets.token_hex(3)}"
+            if await self.store.flows.get(candidate) is None:
+                return candidate
 
     async def get_row(self, flow_id: str) -> FlowRow:
         row = await self.store.flows.get(flow_id)
@@ -140,12 +178,61 @@ class FlowService:
             raise NotFound(f"no flow {flow_id!r}")
         return row
 
-    async def get(self, flow_id: str) -> dict[str, Any]:
+    async def get(self, flow_id: str, *, who: Principal | None = None) -> dict[str, Any]:
         row = await self.get_row(flow_id)
-        return {**flow_summary(row), "draft": row.draft, "problems": problems_of(row.draft)}
+        access = None
+        if who is not None:
+            share = None if row.owner_id == who.user_id else await self.store.shares.get(row.id, who.user_id)
+            access = access_name(who, row, share.role if share is not None else None)
+        return {**flow_summary(row, access), "draft": row.draft, "problems": problems_of(row.draft)}
 
-    async def list(self, *, limit: int = 100, offset: int = 0) -> builtins.list[dict[str, Any]]:
-        return [flow_summary(r) for r in await self.store.flows.list_flows(limit=limit, offset=offset)]
+    async def list(
+        self, who: Principal | None = None, *, limit: int = 100, offset: int = 0
+    ) -> builtins.list[dict[str, Any]]:
+        """Newest first; with `who`, only what they may see (an admin: everything)."""
+        if who is None:
+            return [flow_summary(r) for r in await self.store.flows.list_flows(limit=limit, offset=offset)]
+        visible_to = None if who.is_admin else who.user_id
+        rows = await self.store.flows.list_flows(visible_to=visible_to, limit=limit, offset=offset)
+        async with self.store.sessionmaker() as session:
+            shared = dict(
+                (
+                    await session.execute(
+                        select(FlowShare.flow_id, FlowShare.role).where(FlowShare.user_id == who.user_id)
+                    )
+                ).all()
+            )
+        return [flow_summary(r, access_name(who, r, shared.get(r.id))) for r in rows]
+
+    # ------------------------------------------------------------------ shares
+    async def shares(self, flow_id: str) -> builtins.list[dict[str, Any]]:
+        out = []
+        for share in await self.store.shares.list_for_flow(flow_id):
+            user = await self.store.users.get(share.user_id)
+            out.append(
+                {
+                    "user_id": share.user_id,
+                    "email": user.email if user else None,
+                    "name": user.name if user else "",
+                    "role": share.role,
+                }
+            )
+        return out
+
+    async def share(self, flow: FlowRow, user_id: str, role: str) -> dict[str, Any]:
+        user = await self.store.users.get(user_id)
+        if user is None:
+            raise NotFound(f"no user {user_id!r}")
+        if user.id == flow.owner_id:
+            raise Conflict("the flow's owner has every right on it already; share it with someone else")
+        if role not in ("viewer", "editor"):
+            raise Invalid(f"unknown share role {role!r}: use viewer or editor")
+        await self.store.shares.set(flow.id, user.id, role)
+        return {"user_id": user.id, "email": user.email, "name": user.name, "role": role}
+
+    async def unshare(self, flow_id: str, user_id: str) -> None:
+        if not await self.store.shares.delete(flow_id, user_id):
+            raise NotFound(f"flow {flow_id!r} is not shared with user {user_id!r}")
 
     async def count(self) -> int:
         async with self.store.sessionmaker() as session:
@@ -176,6 +263,7 @@ class FlowService:
         new_id: str | None = None,
         name: str | None = None,
         owner_id: str | None = None,
+        who: Principal | None = None,
     ) -> dict[str, Any]:
         """A new flow whose draft is a copy of `flow_id`'s draft (versions and runs stay behind).
         Without `new_id`: `<id>-copy`, `<id>-copy-2`, ... whichever is free."""
@@ -192,6 +280,7 @@ class FlowService:
             name=name if name is not None else f"{row.name} (copy)",
             description=row.description,
             owner_id=owner_id,
+            who=who,
         )
 
     async def delete(self, flow_id: str) -> None:
@@ -332,6 +421,7 @@ class FlowService:
         overwrite: bool = False,
         publish: bool = False,
         owner_id: str | None = None,
+        who: Principal | None = None,
     ) -> dict[str, Any]:
         """Import a plait flow (JSON or YAML text, or a dict); problems are reported, not fatal
         (the draft is stored), unless `publish` is asked."""
@@ -353,14 +443,18 @@ class FlowService:
             raise Invalid("the flow document must be a JSON/YAML object")
         if not data.get("id"):
             raise Invalid("the document has no id", details={"hint": 'add "id": "my-flow"'})
-        flow = await self.create(data, overwrite=overwrite, owner_id=owner_id)
+        flow = await self.create(data, overwrite=overwrite, owner_id=owner_id, who=who)
         if publish:
             await self.publish(flow["id"], note="imported")
-            flow = await self.get(flow["id"])
+            flow = await self.get(flow["id"], who=who)
         return flow
 
-    async def import_file(self, path: Path, *, publish: bool = True) -> dict[str, Any]:
-        return await self.import_document(path.read_text(encoding="utf-8"), publish=publish)
+    async def import_file(
+        self, path: Path, *, publish: bool = True, owner_id: str | None = None
+    ) -> dict[str, Any]:
+        return await self.import_document(
+            path.read_text(encoding="utf-8"), publish=publish, owner_id=owner_id
+        )
 
     async def export(self, flow_id: str, version: str | None = None, fmt: str = "json") -> str:
         row = await self.get_row(flow_id)

@@ -32,8 +32,9 @@ class Settings:
     sse_heartbeat_s: float = 15.0  # PLAIT_SSE_HEARTBEAT_S
     import_examples: bool = False  # PLAIT_IMPORT_EXAMPLES: import examples_dir when no flow exists
     examples_dir: Path | None = None  # PLAIT_EXAMPLES_DIR
-    create_admin_key: bool = True  # create + print an admin key when api_keys is empty
-    require_auth: bool = True
+    require_auth: bool = True  # False: every request acts as the local admin (tests, embedding)
+    signin_link_base: str | None = None  # `plait serve`: print a one-time sign-in link on this URL
+    secure_cookies: bool = False  # PLAIT_SECURE_COOKIES: the session cookie only over HTTPS
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -50,4 +51,5 @@ class Settings:
             sse_heartbeat_s=_float("PLAIT_SSE_HEARTBEAT_S", 15.0),
             import_examples=_bool("PLAIT_IMPORT_EXAMPLES", False),
             examples_dir=Path(examples) if examples else None,
+            secure_cookies=_bool("PLAIT_SECURE_COOKIES", False),
         )

@@ -14,12 +14,14 @@ from plait.store.db import create_engine_from_url, database_url, make_sessionmak
 from plait.store.migrate import migrate
 from plait.store.repos import (
     ApiKeyRepo,
+    AuthTokenRepo,
     ComponentRepo,
     DecisionRepo,
     EventRepo,
     FlowRepo,
     HumanTaskRepo,
     RunRepo,
+    ShareRepo,
     TriggerRepo,
     UserRepo,
     VariableRepo,
@@ -40,7 +42,9 @@ class Store:
         self.sqlite_writer: SqliteWriter | None = SqliteWriter(str(path)) if path is not None else None
         self.users = UserRepo(sm)
         self.api_keys = ApiKeyRepo(sm)
+        self.auth_tokens = AuthTokenRepo(sm)
         self.flows = FlowRepo(sm)
+        self.shares = ShareRepo(sm)
         self.runs = RunRepo(sm, self.sqlite_writer)
         self.events = EventRepo(sm)
         self.human_tasks = HumanTaskRepo(sm)

@@ -72,13 +72,18 @@ class Base(DeclarativeBase):
 
 
 class User(Base):
+    """A person (or the local admin `plait serve` creates). `role` is `admin`, `editor` or
+    `viewer`; a disabled user's keys and sessions stop working. `password_hash` is argon2 (NULL:
+    no password, sign-in links and keys only)."""
+
     __tablename__ = "users"
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     email: Mapped[str | None] = mapped_column(String(320), unique=True)
     name: Mapped[str] = mapped_column(default="")
     password_hash: Mapped[str | None] = mapped_column(Text)
-    is_admin: Mapped[bool] = mapped_column(default=False, server_default=false())
+    role: Mapped[str] = mapped_column(String(16), default="editor", server_default="editor")
+    disabled: Mapped[bool] = mapped_column(default=False, server_default=false())
     created_at: Mapped[float] = mapped_column(default=time.time)
 
 
@@ -90,10 +95,24 @@ class ApiKey(Base):
     name: Mapped[str] = mapped_column(default="")
     prefix: Mapped[str] = mapped_column(String(32), index=True)
     key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    scopes: Mapped[list[Any] | None]  # read, write, run, admin; NULL: every scope (keys made before scopes)
     created_at: Mapped[float] = mapped_column(default=time.time)
     last_used_at: Mapped[float | None]
     revoked: Mapped[bool] = mapped_column(default=False, server_default=false())
     revoked_at: Mapped[float | None]
+
+
+class AuthToken(Base):
+    """A browser session (`kind` "session", the cookie) or a one-time sign-in link token (`kind`
+    "signin", deleted when used). Only the SHA-256 of the token is kept."""
+
+    __tablename__ = "auth_tokens"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[float] = mapped_column(default=time.time)
+    expires_at: Mapped[float]
 
 
 class FlowRow(Base):
@@ -107,6 +126,19 @@ class FlowRow(Base):
     owner_id: Mapped[str | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"), index=True)
     created_at: Mapped[float] = mapped_column(default=time.time)
     updated_at: Mapped[float] = mapped_column(default=time.time)
+
+
+class FlowShare(Base):
+    """A flow shared with a user as `viewer` or `editor` (its versions, runs and tasks follow)."""
+
+    __tablename__ = "flow_shares"
+
+    flow_id: Mapped[str] = mapped_column(ForeignKey("flows.id", ondelete="CASCADE"), primary_key=True)
+    user_id: Mapped[str] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+    role: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[float] = mapped_column(default=time.time)
 
 
 class FlowVersion(Base):
@@ -125,7 +157,8 @@ class Run(Base):
     """One run. `flow_id` is not a foreign key: runs of flows that are not in the library (a file
     run from the CLI, a test) are stored too. `variables` are the flow variables the run started
     with (what the engine replays deltas onto); `context` is the live state, `{"vars": {...}}`.
-    `document` is the flow document of a run of a draft (None for a published version)."""
+    `document` is the flow document of a run of a draft (None for a published version).
+    `owner_id` is the user the run acts as (who started it; its variables are the run's `env`)."""
 
     __tablename__ = "runs"
     __table_args__ = (
@@ -135,6 +168,7 @@ class Run(Base):
 
     id: Mapped[str] = mapped_column(primary_key=True)
     flow_id: Mapped[str]
+    owner_id: Mapped[str | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"), index=True)
     version: Mapped[int | None]
     document: Mapped[dict[str, Any] | None]
     status: Mapped[str] = mapped_column(String(16), default=RunStatus.QUEUED.value)
@@ -231,12 +265,26 @@ class Decision(Base):
 
 
 class Variable(Base):
-    """A global variable; `value` is a Fernet token of the JSON value (every value is encrypted,
-    `is_secret` only decides whether listings redact it)."""
+    """A variable flows read as `{{env.NAME}}`; `value` is a Fernet token of the JSON value (every
+    value is encrypted, `is_secret` only decides whether listings redact it). `owner_id` is the user
+    it belongs to; NULL: deployment-wide (admins set it; every run reads it as a default). Names are
+    unique per owner, as for components."""
 
     __tablename__ = "variables"
+    __table_args__ = (
+        UniqueConstraint("owner_id", "name"),
+        Index(
+            "uq_variables_name_global",
+            "name",
+            unique=True,
+            sqlite_where=text("owner_id IS NULL"),
+            postgresql_where=text("owner_id IS NULL"),
+        ),
+    )
 
-    name: Mapped[str] = mapped_column(primary_key=True)
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    owner_id: Mapped[str | None] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    name: Mapped[str]
     value: Mapped[str] = mapped_column(Text)
     is_secret: Mapped[bool] = mapped_column(default=False, server_default=false())
     description: Mapped[str] = mapped_column(Text, default="")

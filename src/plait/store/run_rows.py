@@ -41,6 +41,7 @@ class NewRunFields(TypedDict, total=False):
     lease_owner: str | None
     lease_until: float | None
     document: dict[str, Any] | None
+    owner_id: str | None
 
 
 def create_values(
@@ -56,6 +57,7 @@ def create_values(
     lease_owner: str | None = None,
     lease_until: float | None = None,
     document: dict[str, Any] | None = None,
+    owner_id: str | None = None,
 ) -> dict[str, Any]:
     """The columns of a new run row (a run accepted, not begun; optionally leased already)."""
     return {
@@ -70,6 +72,7 @@ def create_values(
         "lease_until": lease_until,
         "created_at": created_at,
         "document": document,
+        "owner_id": owner_id,
         "cancel_requested": False,
         "last_seq": 0,
     }

@@ -39,6 +39,7 @@ _CREATE_COLUMNS = (
     "lease_until",
     "created_at",
     "document",
+    "owner_id",
 )
 _SQL_CREATE = compile_sql(
     insert(runs_table).values(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from plait.api.routes import components, editor, flows, runs, tasks, tools, variables, webhooks, ws
+from plait.api.routes import components, editor, flows, runs, tasks, tools, users, variables, webhooks, ws
 
 ROUTERS: tuple[APIRouter, ...] = (
     flows.router,
@@ -18,6 +18,8 @@ ROUTERS: tuple[APIRouter, ...] = (
     variables.router,
     tools.router,
     ws.router,
+    users.me,
+    users.auth,
 )
 
 __all__ = ["ROUTERS"]

@@ -1,37 +1,58 @@
-"""`/api/v1/variables`: the global variables flows read as `{{env.NAME}}` (secrets encrypted at rest)."""
+"""`/api/v1/variables`: the variables flows read as `{{env.NAME}}` (encrypted at rest). Each user
+has their own; admins also set deployment-wide ones (`?scope=global`) that every run reads as
+defaults."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, Response
 
 import plait.api.schemas as s
-from plait.api.deps import ERRORS, Svc, path_id, require_key
+from plait.api.deps import ERRORS, READ, WRITE, Caller, Svc, caller, path_id
+from plait.service.access import Scope
 
 router = APIRouter(
     prefix="/api/v1/variables",
     tags=["variables"],
-    dependencies=[Depends(require_key)],
+    dependencies=[Depends(caller)],
     responses=ERRORS,
 )
 
-
-@router.get("", response_model=list[s.VariableOut])
-async def list_variables(svc: Svc) -> Any:
-    """Global variables (`{{env.NAME}}` in flows); secret values read as `********`."""
-    return await svc.catalog.variables()
+ScopeParam = Literal["user", "global"]
 
 
-@router.put("/{name}", response_model=s.VariableOut)
-async def put_variable(svc: Svc, name: str, body: s.VariableBody) -> Any:
-    """Create or replace a variable (values are encrypted at rest)."""
+def _owner(who: Caller, scope: ScopeParam) -> str | None:
+    """The owner a write names: the caller's own, or (admins) the deployment-wide ones."""
+    if scope == "global":
+        who.require(Scope.ADMIN)
+        return None
+    return who.user_id
+
+
+@router.get("", response_model=list[s.VariableOut], dependencies=[READ])
+async def list_variables(svc: Svc, who: Caller) -> Any:
+    """The caller's variables (`scope` "user"), then the deployment-wide ones (`scope`
+    "global"); secret values read as `********`. A run reads both, the user's first."""
+    return await svc.catalog.variables(who.user_id)
+
+
+@router.put("/{name}", response_model=s.VariableOut, dependencies=[WRITE])
+async def put_variable(
+    svc: Svc, who: Caller, name: str, body: s.VariableBody, scope: ScopeParam = "user"
+) -> Any:
+    """Create or replace one of the caller's variables (`?scope=global`: a deployment-wide one,
+    admins only). Values are encrypted at rest."""
     return await svc.catalog.set_variable(
-        path_id(name, "variable"), body.value, is_secret=body.is_secret, description=body.description
+        path_id(name, "variable"),
+        body.value,
+        owner_id=_owner(who, scope),
+        is_secret=body.is_secret,
+        description=body.description,
     )
 
 
-@router.delete("/{name}", status_code=204)
-async def delete_variable(svc: Svc, name: str) -> Response:
-    await svc.catalog.delete_variable(path_id(name, "variable"))
+@router.delete("/{name}", status_code=204, dependencies=[WRITE])
+async def delete_variable(svc: Svc, who: Caller, name: str, scope: ScopeParam = "user") -> Response:
+    await svc.catalog.delete_variable(path_id(name, "variable"), owner_id=_owner(who, scope))
     return Response(status_code=204)

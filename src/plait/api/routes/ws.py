@@ -1,8 +1,9 @@
 """`/ws`: the flow channel over a WebSocket (protocol: `plait.service.channel`).
 
-Browsers cannot set headers on a WebSocket, so the API key comes as `?api_key=KEY` in the URL or
-as a first message `{"type": "auth", "api_key": KEY}` (the `x-api-key` / bearer headers work too,
-for other clients). A connection that fails to authenticate gets an `error` message and is closed
+The web UI's own pages are signed in by their session cookie (when the socket's Origin is this
+server). Browsers cannot set headers on a WebSocket, so an API key comes as `?api_key=KEY` in the
+URL (masked in the logs: `plait.api.log_redaction`) or as a first message `{"type": "auth",
+"api_key": KEY}` (the `x-api-key` / bearer headers work too, for other clients). A connection that fails to authenticate gets an `error` message and is closed
 with code 4401.
 """
 
@@ -10,44 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
-import re
 from typing import Any
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
+from plait.api.deps import SESSION_COOKIE
 from plait.service.channel import FlowChannel
 
 AUTH_TIMEOUT_S = 10.0
 CLOSE_UNAUTHORIZED = 4401
 
 router = APIRouter()
-
-_KEY_IN_URL = re.compile(r"((?:api_key|apiKey)=)[^&\s\"]+")
-
-
-class RedactKeyInUrl(logging.Filter):
-    """uvicorn logs a WebSocket's path with its query (`"WebSocket /ws?api_key=..." [accepted]`):
-    mask the key, so secrets never reach the logs."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if isinstance(record.args, tuple) and any(isinstance(a, str) and "=" in a for a in record.args):
-            record.args = tuple(
-                _KEY_IN_URL.sub(r"\1********", a) if isinstance(a, str) else a for a in record.args
-            )
-        elif isinstance(record.msg, str) and "=" in record.msg:
-            record.msg = _KEY_IN_URL.sub(r"\1********", record.msg)
-        return True
-
-
-def install_log_redaction() -> None:
-    for name in ("uvicorn.error", "uvicorn.access"):
-        logger = logging.getLogger(name)
-        if not any(isinstance(f, RedactKeyInUrl) for f in logger.filters):
-            logger.addFilter(RedactKeyInUrl())
-
-
-install_log_redaction()
 
 
 def _header_key(ws: WebSocket) -> str | None:
@@ -60,6 +35,16 @@ def _header_key(ws: WebSocket) -> str | None:
     return None
 
 
+def _same_site_session(ws: WebSocket) -> str | None:
+    """The session cookie, when the page that opened the socket is this server's own (its Origin
+    is this host): browsers send cookies on cross-site WebSocket handshakes too."""
+    origin = ws.headers.get("origin")
+    host = ws.headers.get("host")
+    if not origin or not host or urlsplit(origin).netloc != host:
+        return None
+    return ws.cookies.get(SESSION_COOKIE)
+
+
 @router.websocket("/ws")
 async def flow_channel(ws: WebSocket) -> None:
     services = ws.app.state.services
@@ -70,6 +55,7 @@ async def flow_channel(ws: WebSocket) -> None:
 
     channel = FlowChannel(services, send)
     try:
+        await channel.open(session=_same_site_session(ws))
         key = ws.query_params.get("api_key") or _header_key(ws)
         if not channel.authenticated and key is not None:
             await channel.authenticate(key)

@@ -55,18 +55,27 @@ class RunControl:
         self.launcher.claim(run_id)
         try:
             await self.store.runs.insert(run_id, flow_id, **fields)
-            return self.launcher.launch(run_id, flow, how, leased=True)
+            return self.launcher.launch(run_id, flow, how, leased=True, owner_id=fields.get("owner_id"))
         finally:
             self.launcher.unclaim(run_id)
 
     async def start(
-        self, flow_id: str, inputs: dict[str, Any] | None, *, version: str | int | None = None
+        self,
+        flow_id: str,
+        inputs: dict[str, Any] | None,
+        *,
+        version: str | int | None = None,
+        owner_id: str | None = None,
     ) -> tuple[str, asyncio.Task[RunResult | None]]:
-        """Validate, create the run row (queued, leased by this process) and start executing it."""
+        """Validate, create the run row (queued, leased by this process) and start executing it,
+        acting as `owner_id` (the caller; None: the flow's owner)."""
         if inputs is not None and not isinstance(inputs, dict):
             raise Invalid("inputs must be a JSON object")
         flow, number, draft = await self.flows.resolve_for_run(flow_id, version)
         data = validate_inputs(flow, inputs)
+        if owner_id is None:
+            row = await self.store.flows.get(flow_id)
+            owner_id = row.owner_id if row is not None else None
         run_id = uuid.uuid4().hex
         task = await self._create_and_launch(
             run_id,
@@ -77,13 +86,19 @@ class RunControl:
             version=number,
             document=draft,
             variables=flow.doc.variables,
+            owner_id=owner_id,
         )
         return run_id, task
 
     async def run_sync(
-        self, flow_id: str, inputs: dict[str, Any] | None, *, version: str | int | None = None
+        self,
+        flow_id: str,
+        inputs: dict[str, Any] | None,
+        *,
+        version: str | int | None = None,
+        owner_id: str | None = None,
     ) -> dict[str, Any]:
-        run_id, task = await self.start(flow_id, inputs, version=version)
+        run_id, task = await self.start(flow_id, inputs, version=version, owner_id=owner_id)
         self.views.keep(run_id, await asyncio.shield(task))
         return await self.views.result_view(run_id)
 
@@ -93,8 +108,9 @@ class RunControl:
         if task is not None:
             self.views.keep(run_id, await asyncio.wait_for(asyncio.shield(task), timeout))
 
-    async def retry(self, run_id: str, from_node: str) -> str:
-        """A new run reusing this one's recorded outputs, from `from_node` on; returns its id."""
+    async def retry(self, run_id: str, from_node: str, *, owner_id: str | None = None) -> str:
+        """A new run reusing this one's recorded outputs, from `from_node` on; returns its id.
+        It acts as `owner_id` (the caller; None: as the run it retries)."""
         row = await self.views.require(run_id)
         if row.status not in TERMINAL_RUN_STATUSES and row.status != RunStatus.WAITING:
             raise Conflict(f"run {run_id!r} is {row.status}; retry it when it has stopped")
@@ -111,6 +127,7 @@ class RunControl:
             version=row.version,
             document=row.document,
             variables=row.variables,
+            owner_id=owner_id if owner_id is not None else row.owner_id,
         )
         return new_id
 

@@ -102,20 +102,30 @@ class RunService:
 
     # ------------------------------------------------------------------ start and stop
     async def start(
-        self, flow_id: str, inputs: dict[str, Any] | None, *, version: str | int | None = None
+        self,
+        flow_id: str,
+        inputs: dict[str, Any] | None,
+        *,
+        version: str | int | None = None,
+        owner_id: str | None = None,
     ) -> tuple[str, asyncio.Task[RunResult | None]]:
-        return await self.control.start(flow_id, inputs, version=version)
+        return await self.control.start(flow_id, inputs, version=version, owner_id=owner_id)
 
     async def run_sync(
-        self, flow_id: str, inputs: dict[str, Any] | None, *, version: str | int | None = None
+        self,
+        flow_id: str,
+        inputs: dict[str, Any] | None,
+        *,
+        version: str | int | None = None,
+        owner_id: str | None = None,
     ) -> dict[str, Any]:
-        return await self.control.run_sync(flow_id, inputs, version=version)
+        return await self.control.run_sync(flow_id, inputs, version=version, owner_id=owner_id)
 
     async def wait(self, run_id: str, timeout: float | None = None) -> None:
         await self.control.wait(run_id, timeout)
 
-    async def retry(self, run_id: str, from_node: str) -> str:
-        return await self.control.retry(run_id, from_node)
+    async def retry(self, run_id: str, from_node: str, *, owner_id: str | None = None) -> str:
+        return await self.control.retry(run_id, from_node, owner_id=owner_id)
 
     async def cancel(self, run_id: str) -> dict[str, Any]:
         return await self.control.cancel(run_id)
@@ -129,9 +139,18 @@ class RunService:
         return await self.views.result_view(run_id)
 
     async def list(
-        self, *, flow_id: str | None = None, status: str | None = None, limit: int = 50, offset: int = 0
+        self,
+        *,
+        flow_id: str | None = None,
+        status: str | None = None,
+        visible_to: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
     ) -> builtins.list[dict[str, Any]]:
-        return await self.views.list_runs(flow_id=flow_id, status=status, limit=limit, offset=offset)
+        """Newest first; `visible_to`: only the runs that user may see."""
+        return await self.views.list_runs(
+            flow_id=flow_id, status=status, visible_to=visible_to, limit=limit, offset=offset
+        )
 
     async def get(self, run_id: str) -> dict[str, Any]:
         return await self.views.get(run_id)

@@ -135,7 +135,7 @@ class HumanTasks:
             if status == TaskStatus.EXPIRED:
                 raise Gone(f"the task of node {task.node_id!r} expired")
             raise Conflict(f"the task was already {status}")
-        self.launcher.launch(row.id, flow, Resume(clean, task.node_id))
+        self.launcher.launch(row.id, flow, Resume(clean, task.node_id), owner_id=row.owner_id)
         return task_view(done)
 
     async def expire_due(self) -> int:
@@ -157,7 +157,7 @@ class HumanTasks:
                 await self.launcher.end_idle(row.id, RunStatus.FAILED, f"expired task; {exc.message}")
                 return
             # No answer for the node: the engine fails it as expired.
-            self.launcher.launch(row.id, flow, Resume(None, task.node_id))
+            self.launcher.launch(row.id, flow, Resume(None, task.node_id), owner_id=row.owner_id)
 
 
 __all__ = ["HumanTasks", "check_answer", "problems_of_message"]

@@ -155,15 +155,16 @@ class RunLauncher:
 
     # ------------------------------------------------------------------ launching
     def launch(
-        self, run_id: str, flow: Flow, how: Launch, *, leased: bool = False
+        self, run_id: str, flow: Flow, how: Launch, *, leased: bool = False, owner_id: str | None = None
     ) -> asyncio.Task[RunResult | None]:
         """Execute the run as a task. `leased`: this process has just taken the run's lease (in
-        the statement that created the row), so it is not taken again."""
+        the statement that created the row), so it is not taken again. `owner_id`: the user the
+        run acts as (its variables are the run's `env`; None: deployment-wide ones only)."""
         if run_id in self._tasks:
             raise Conflict(f"run {run_id!r} is already executing")
         self.cancels.expect(run_id)
         task = asyncio.get_running_loop().create_task(
-            self._execute(run_id, flow, how, leased), name=f"plait-run-{run_id}"
+            self._execute(run_id, flow, how, leased, owner_id), name=f"plait-run-{run_id}"
         )
         self._tasks[run_id] = task
 
@@ -184,7 +185,9 @@ class RunLauncher:
             return plait.resume(flow, run_id, how.data, node_id=how.node_id, env=env, **common)
         return plait.retry(flow, how.source_run_id, how.from_node, new_run_id=run_id, env=env, **common)
 
-    async def _execute(self, run_id: str, flow: Flow, how: Launch, leased: bool) -> RunResult | None:
+    async def _execute(
+        self, run_id: str, flow: Flow, how: Launch, leased: bool, owner_id: str | None
+    ) -> RunResult | None:
         runs = self.store.runs
         if not leased and not await runs.acquire_lease(run_id, self.owner, self.settings.lease_ttl_s):
             log.warning("run %s is owned by another process; not executing it here", run_id)
@@ -198,7 +201,7 @@ class RunLauncher:
                 if row is not None and row.status not in TERMINAL_RUN_STATUSES:
                     await self.end_idle(run_id, RunStatus.CANCELLED, None)
                 return None
-            result = await self._engine_call(run_id, flow, how, await self._env())
+            result = await self._engine_call(run_id, flow, how, await self._env(owner_id))
             finished = result.status in TERMINAL_RUN_STATUSES
             await self.flush_rows(run_id)
             if result.status == RunStatus.CANCELLED:
@@ -232,10 +235,11 @@ class RunLauncher:
                 except (Exception, asyncio.CancelledError):  # noqa: BLE001
                     pass
 
-    async def _env(self) -> dict[str, Any]:
-        """The global variables (`{{env.X}}`)."""
+    async def _env(self, owner_id: str | None) -> dict[str, Any]:
+        """The variables a run of `owner_id` reads (`{{env.X}}`): the deployment-wide ones, with
+        the user's own in their place where both have a name."""
         try:
-            return await self.store.variables.values()
+            return await self.store.variables.values(owner_id)
         except Exception:  # noqa: BLE001 - an undecryptable variable must not stop every run
             log.exception("cannot read the global variables")
             return {}

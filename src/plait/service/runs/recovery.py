@@ -106,7 +106,7 @@ class Recovery:
         # A queued run never began: start it. Otherwise, without data, resume continues the run
         # and nodes waiting for people keep waiting.
         how = Start(row.inputs) if row.status == RunStatus.QUEUED else Resume()
-        self.launcher.launch(row.id, flow, how)
+        self.launcher.launch(row.id, flow, how, owner_id=row.owner_id)
 
     async def _lease_keeper(self) -> None:
         """Renew the leases of the runs executing here (one UPDATE for all of them) and pass on

@@ -210,11 +210,19 @@ class RunViews:
         return out
 
     async def list_runs(
-        self, *, flow_id: str | None = None, status: str | None = None, limit: int = 50, offset: int = 0
+        self,
+        *,
+        flow_id: str | None = None,
+        status: str | None = None,
+        visible_to: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
     ) -> list[dict[str, Any]]:
         if status is not None and status not in RUN_STATUSES:
             raise Invalid(f"status must be one of {', '.join(RUN_STATUSES)}")
-        rows = await self.store.runs.list_runs(flow_id=flow_id, status=status, limit=limit, offset=offset)
+        rows = await self.store.runs.list_runs(
+            flow_id=flow_id, status=status, visible_to=visible_to, limit=limit, offset=offset
+        )
         return [run_summary(r) for r in rows]
 
     async def get(self, run_id: str) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 per table family. Each method is one short transaction (see `base.Repo`)."""
 
 from plait.store.repos.api_keys import ApiKeyRepo
+from plait.store.repos.auth_tokens import SESSION, SIGNIN, AuthTokenRepo
 from plait.store.repos.base import Repo, Sessions, sha256_hex
 from plait.store.repos.components import ComponentRepo
 from plait.store.repos.decisions import DecisionRepo
@@ -9,13 +10,17 @@ from plait.store.repos.events import EventRepo
 from plait.store.repos.flows import FlowRepo
 from plait.store.repos.human_tasks import HumanTaskRepo
 from plait.store.repos.runs import RunRepo
+from plait.store.repos.shares import ShareRepo
 from plait.store.repos.triggers import TriggerRepo
 from plait.store.repos.users import UserRepo
-from plait.store.repos.variables import REDACTED, VariableRepo, VariableView
+from plait.store.repos.variables import REDACTED, RunVariables, VariableRepo, VariableView
 
 __all__ = [
     "REDACTED",
+    "SESSION",
+    "SIGNIN",
     "ApiKeyRepo",
+    "AuthTokenRepo",
     "ComponentRepo",
     "DecisionRepo",
     "EventRepo",
@@ -23,7 +28,9 @@ __all__ = [
     "HumanTaskRepo",
     "Repo",
     "RunRepo",
+    "RunVariables",
     "Sessions",
+    "ShareRepo",
     "TriggerRepo",
     "UserRepo",
     "VariableRepo",

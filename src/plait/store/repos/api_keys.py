@@ -22,11 +22,17 @@ class ApiKeyRepo(Repo):
     def hash_key(key: str) -> str:
         return sha256_hex(key)
 
-    async def create(self, name: str = "", *, user_id: str | None = None) -> tuple[ApiKey, str]:
-        """Returns the row and the plaintext key (not stored anywhere)."""
+    async def create(
+        self, name: str = "", *, user_id: str | None = None, scopes: list[str] | None = None
+    ) -> tuple[ApiKey, str]:
+        """Returns the row and the plaintext key (not stored anywhere). `scopes` None: every scope."""
         key = self.KEY_PREFIX + secrets.token_urlsafe(32)
         row = ApiKey(
-            user_id=user_id, name=name, prefix=key[: self.SHOWN_PREFIX_LEN], key_hash=self.hash_key(key)
+            user_id=user_id,
+            name=name,
+            prefix=key[: self.SHOWN_PREFIX_LEN],
+            key_hash=self.hash_key(key),
+            scopes=scopes,
         )
         return await self._add(row), key
 
@@ -60,12 +66,13 @@ class ApiKeyRepo(Repo):
             stmt = stmt.where(ApiKey.revoked.is_(False))
         return await self._all(stmt)
 
-    async def revoke(self, key_id: str, *, now: float | None = None) -> bool:
-        return (
-            await self._write(
-                update(ApiKey)
-                .where(ApiKey.id == key_id, ApiKey.revoked.is_(False))
-                .values(revoked=True, revoked_at=now_or(now))
-            )
-            > 0
-        )
+    async def revoke(self, key_id: str, *, user_id: str | None = None, now: float | None = None) -> bool:
+        """Revoke a key (`user_id`: only if it is that user's)."""
+        stmt = update(ApiKey).where(ApiKey.id == key_id, ApiKey.revoked.is_(False))
+        if user_id is not None:
+            stmt = stmt.where(ApiKey.user_id == user_id)
+        return await self._write(stmt.values(revoked=True, revoked_at=now_or(now))) > 0
+
+    async def claim_unowned(self, user_id: str) -> int:
+        """Give keys made before users existed (no user) to `user_id` (the local admin)."""
+        return await self._write(update(ApiKey).where(ApiKey.user_id.is_(None)).values(user_id=user_id))

@@ -6,7 +6,7 @@ import secrets
 import time
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, update
 
 from plait.store.models import Component
 from plait.store.repos.base import Repo, upsert
@@ -81,3 +81,13 @@ class ComponentRepo(Repo):
 
     async def delete(self, name: str, *, owner_id: str | None = None) -> bool:
         return await self._write(delete(Component).where(self._owned(owner_id), Component.name == name)) > 0
+
+    async def claim_unowned(self, user_id: str) -> int:
+        """Give deployment-wide components (made before users existed) to `user_id` (the local
+        admin); one whose name the user has already stays deployment-wide."""
+        mine = select(Component.name).where(Component.owner_id == user_id)
+        return await self._write(
+            update(Component)
+            .where(Component.owner_id.is_(None), Component.name.not_in(mine))
+            .values(owner_id=user_id)
+        )

@@ -9,9 +9,9 @@ from sqlalchemy import func, insert, select
 
 import plait.store.run_rows as run_rows
 from plait.engine.events import Event
-from plait.store.models import RunEvent, table_of
+from plait.store.models import NodeRunRow, Run, RunEvent, table_of
 from plait.store.repos.base import Repo
-from plait.store.rows import event_rows, row_to_event
+from plait.store.rows import NodeOutputs, event_rows, references, stored_events
 
 
 class EventRepo(Repo):
@@ -22,7 +22,19 @@ class EventRepo(Repo):
         )
         if limit is not None:
             stmt = stmt.limit(limit)
-        return [row_to_event(run_id, r) for r in await self._all(stmt)]
+        rows = await self._all(stmt)
+        # Values stored once, in their node run or run row (plait.store.rows), are put back.
+        lowest, run_outputs = references(rows)
+        outputs = None
+        if lowest is not None:
+            n = table_of(NodeRunRow).c
+            found = select(n.node_id, n.status, n.event_seq, n.output).where(
+                n.run_id == run_id, n.status == "ok", n.event_seq >= lowest
+            )
+            async with self.sessionmaker() as session:
+                outputs = NodeOutputs((await session.execute(found)).all())
+        finished = await self._one(select(Run.outputs).where(Run.id == run_id)) if run_outputs else None
+        return stored_events(run_id, rows, outputs, finished)
 
     async def last_seq(self, run_id: str) -> int:
         return int(await self._one(select(func.max(RunEvent.seq)).where(RunEvent.run_id == run_id)) or 0)

@@ -5,10 +5,20 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import Select, delete, or_, select, update
 
-from plait.store.models import FlowRow, FlowVersion
+from plait.store.models import FlowRow, FlowShare, FlowVersion
 from plait.store.repos.base import Repo
+
+
+def shared_with(user_id: str) -> Select[tuple[str]]:
+    """The ids of the flows shared with a user (a subquery)."""
+    return select(FlowShare.flow_id).where(FlowShare.user_id == user_id)
+
+
+def visible_flow_ids(user_id: str) -> Select[tuple[str]]:
+    """The ids of the flows a user owns or has been given (a subquery)."""
+    return select(FlowRow.id).where(or_(FlowRow.owner_id == user_id, FlowRow.id.in_(shared_with(user_id))))
 
 
 class FlowRepo(Repo):
@@ -38,12 +48,25 @@ class FlowRepo(Repo):
         return await self._one(select(FlowRow).where(FlowRow.id == flow_id))
 
     async def list_flows(
-        self, *, owner_id: str | None = None, limit: int = 100, offset: int = 0
+        self,
+        *,
+        owner_id: str | None = None,
+        visible_to: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
     ) -> list[FlowRow]:
+        """Newest first; `owner_id`: only that user's; `visible_to`: that user's and those shared
+        with them."""
         stmt = select(FlowRow).order_by(FlowRow.updated_at.desc(), FlowRow.id).limit(limit).offset(offset)
         if owner_id is not None:
             stmt = stmt.where(FlowRow.owner_id == owner_id)
+        if visible_to is not None:
+            stmt = stmt.where(or_(FlowRow.owner_id == visible_to, FlowRow.id.in_(shared_with(visible_to))))
         return await self._all(stmt)
+
+    async def claim_unowned(self, user_id: str) -> int:
+        """Give flows made before users existed (no owner) to `user_id` (the local admin)."""
+        return await self._write(update(FlowRow).where(FlowRow.owner_id.is_(None)).values(owner_id=user_id))
 
     async def update(
         self,

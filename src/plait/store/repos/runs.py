@@ -29,6 +29,7 @@ import plait.store.run_rows_sqlite as run_rows_sqlite
 from plait.engine.status import RunStatus
 from plait.store.models import NodeRunRow, Run
 from plait.store.repos.base import Repo, Sessions, now_or
+from plait.store.repos.flows import visible_flow_ids
 from plait.store.run_rows import NewRunFields
 from plait.store.sqlite_writer import SqliteWriter
 
@@ -82,11 +83,14 @@ class RunRepo(Repo):
         flow_id: str | None = None,
         status: str | Sequence[str] | None = None,
         parent_run_id: str | None = None,
+        visible_to: str | None = None,
         limit: int = 50,
         offset: int = 0,
     ) -> list[Run]:
-        """Newest first."""
+        """Newest first; `visible_to`: the runs a user started and the runs of flows they can see."""
         stmt = select(Run).order_by(Run.created_at.desc(), Run.id.desc()).limit(limit).offset(offset)
+        if visible_to is not None:
+            stmt = stmt.where(or_(Run.owner_id == visible_to, Run.flow_id.in_(visible_flow_ids(visible_to))))
         if flow_id is not None:
             stmt = stmt.where(Run.flow_id == flow_id)
         if isinstance(status, str):
