@@ -28,7 +28,7 @@ from plait.llm.base import (
     ToolCall,
     Usage,
 )
-from plait.llm.sdk_common import deepest_message, default_max_retries
+from plait.llm.sdk_common import SDK_MAX_RETRIES, deepest_message
 
 DEFAULT_MAX_TOKENS = 4096
 
@@ -92,7 +92,10 @@ def _tool_choice(choice: str | dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 class AnthropicProvider:
-    """A `Provider` for Anthropic (or a compatible endpoint at `base_url`)."""
+    """A `Provider` for Anthropic (or a compatible endpoint at `base_url`).
+
+    The SDK makes one HTTP call per `chat` (`max_retries` None: `SDK_MAX_RETRIES`, none; see
+    plait.llm.sdk_common): retries are the node's."""
 
     def __init__(
         self,
@@ -108,7 +111,7 @@ class AnthropicProvider:
         self.client = anthropic.AsyncAnthropic(
             api_key=api_key,
             base_url=base_url,
-            max_retries=default_max_retries() if max_retries is None else max_retries,
+            max_retries=SDK_MAX_RETRIES if max_retries is None else max_retries,
             timeout=timeout_s,
             http_client=http_client,
         )

@@ -26,7 +26,7 @@ from plait.llm.base import (
     ToolCall,
     Usage,
 )
-from plait.llm.sdk_common import deepest_message, default_max_retries
+from plait.llm.sdk_common import SDK_MAX_RETRIES, deepest_message
 
 
 def _is_model_missing(exc: openai.APIStatusError, message: str) -> bool:
@@ -130,7 +130,10 @@ def _json_schema_unsupported(exc: openai.APIStatusError) -> bool:
 
 
 class OpenAICompatProvider:
-    """A `Provider` for any OpenAI-compatible endpoint (`base_url`; None means api.openai.com)."""
+    """A `Provider` for any OpenAI-compatible endpoint (`base_url`; None means api.openai.com).
+
+    The SDK makes one HTTP call per `chat` (`max_retries` None: `SDK_MAX_RETRIES`, none; see
+    plait.llm.sdk_common): retries are the node's."""
 
     def __init__(
         self,
@@ -147,7 +150,7 @@ class OpenAICompatProvider:
         self.client = openai.AsyncOpenAI(
             api_key=api_key,
             base_url=base_url,
-            max_retries=default_max_retries() if max_retries is None else max_retries,
+            max_retries=SDK_MAX_RETRIES if max_retries is None else max_retries,
             timeout=timeout_s,
             http_client=http_client,
         )

@@ -1,16 +1,17 @@
-"""What the SDK-backed providers (`openai_compat`, `anthropic_provider`) share: how often an SDK
-retries, and the server's own words dug out of an SDK error chain, so both report failures the
-same way without one provider module importing the other's internals.
+"""What the SDK-backed providers (`openai_compat`, `anthropic_provider`) share: that an SDK never
+retries on its own, and the server's own words dug out of an SDK error chain, so both report
+failures the same way without one provider module importing the other's internals.
+
+Retries belong to the node: `retry.max_attempts` is the absolute number of calls to the model
+server, the first one included. The SDKs retry 429s, 5xx and connection errors by themselves
+(twice, by default), which made a node with `max_attempts: 2` call a failing server six times; so
+the providers build their clients with `SDK_MAX_RETRIES` (none), and a node that wants more calls
+says so in its retry policy.
 """
 
 from __future__ import annotations
 
-import os
-
-
-def default_max_retries() -> int:
-    """How many times an SDK retries a failed call (PLAIT_LLM_MAX_RETRIES, default 2)."""
-    return int(os.environ.get("PLAIT_LLM_MAX_RETRIES", "2"))
+SDK_MAX_RETRIES = 0
 
 
 _MAX_MESSAGE = 1000
