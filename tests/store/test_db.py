@@ -1,15 +1,17 @@
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime as dt
 import json
+import stat
 from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
 from sqlalchemy import text
 
-from plait.store import DEFAULT_URL, create_engine_from_url, database_url
+from plait.store import DEFAULT_URL, Store, create_engine_from_url, database_url
 from plait.store.db import json_dumps, sqlite_path
 
 
@@ -115,3 +117,22 @@ def test_json_dumps_is_compact_and_tolerant() -> None:
         "b": [None, [1.5]],
         "c": [2.5],
     }
+
+
+def test_sqlite_file_and_its_directory_are_private(tmp_path: Path) -> None:
+    """The database holds every flow and run: others on the machine cannot read it (the -wal and
+    -shm files SQLite makes take the main file's mode)."""
+    db = tmp_path / "fresh" / "plait.db"
+
+    async def main() -> None:
+        store = await Store.open(f"sqlite+aiosqlite:///{db}")
+        await store.close()
+
+    asyncio.run(main())
+    assert stat.S_IMODE(db.stat().st_mode) == 0o600
+    assert stat.S_IMODE(db.parent.stat().st_mode) == 0o700
+    loose = tmp_path / "loose.db"
+    loose.touch(mode=0o644)
+    loose.chmod(0o644)
+    create_engine_from_url(f"sqlite+aiosqlite:///{loose}")
+    assert stat.S_IMODE(loose.stat().st_mode) == 0o600

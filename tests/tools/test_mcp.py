@@ -31,6 +31,12 @@ class Ctx:
     def secret(self, name: str) -> str | None:
         return self.secrets.get(name)
 
+    def lookup(self, root: str) -> dict:
+        """The stored variables (`{{env.X}}`): what `${NAME}` in a flow's MCP settings reads."""
+        if root == "env":
+            return self.secrets
+        raise KeyError(root)
+
 
 async def test_stdio_server_tools_are_listed_and_called(monkeypatch):
     monkeypatch.setenv("PLAIT_MCP_FLOW_STDIO", "1")

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from plait.cli.admin import admin_app
 from plait.engine import events as ev
 from plait.engine.api import resume, run
 from plait.engine.checkpoint import InMemoryCheckpointer
@@ -33,6 +34,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+app.add_typer(admin_app, name="admin")
 console = Console()
 err_console = Console(stderr=True)
 
@@ -333,8 +335,9 @@ def serve_command(
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
     access_log: Annotated[bool, typer.Option(help="Log every request (uvicorn's access log).")] = True,
 ) -> None:
-    """Serve the HTTP API: migrates the database, imports the example flows into an empty library,
-    continues runs left unfinished by a crash. Settings: PLAIT_DATABASE_URL, PLAIT_API_KEY, ..."""
+    """Serve the HTTP API and the web UI: migrates the database, imports the example flows into an
+    empty library, continues runs left unfinished by a crash, and prints a one-time sign-in link
+    (`plait admin link` prints a new one). Settings: PLAIT_DATABASE_URL, PLAIT_API_KEY, ..."""
     import uvicorn
 
     from plait.api import create_app
@@ -349,6 +352,9 @@ def serve_command(
     if folder.is_dir():
         settings.import_examples = True
         settings.examples_dir = folder
+    # The one-time link that signs the browser in as the local admin (printed at every start).
+    shown_host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    settings.signin_link_base = f"http://{shown_host}:{port}"
     uvicorn.run(
         create_app(settings),
         host=host,

@@ -19,6 +19,7 @@ from plait.engine.plan import PlanNode
 from plait.engine.services import RunServices, SubflowCall
 from plait.expr import render
 from plait.nodes.base import InterruptRequest, NodeError
+from plait.spec.model_settings import PRESETS
 
 MISSING: Any = object()  # "no value" where None is a value (resume data, aliases)
 
@@ -56,12 +57,51 @@ class ContextHost(Protocol):
     def run_body(self, pn: PlanNode, body: str, scope: Scope) -> Awaitable[dict[str, Any]]: ...
 
 
+def _operator_settings() -> dict[str, str | None]:
+    """The variables an operator may set in the server's environment instead of storing them:
+    name -> the endpoint variable its value is sent to (None for settings that are not keys)."""
+    out: dict[str, str | None] = {"OPENAI_MODEL": None}
+    for preset in PRESETS.values():
+        out[preset.key_var] = preset.base_url_var
+        out[preset.base_url_var] = None
+    # What the web tools (plait.tools.web) read.
+    out.update(
+        TAVILY_API_KEY="TAVILY_URL",
+        TAVILY_URL=None,
+        SEARXNG_URL=None,
+        DUCKDUCKGO_URL=None,
+        WIKIPEDIA_URL=None,
+        ARXIV_URL=None,
+        PLAIT_SEARCH_BACKEND=None,
+    )
+    return out
+
+
+# See `lookup_secret`.
+OPERATOR_SETTINGS: Mapping[str, str | None] = _operator_settings()
+
+
 def lookup_secret(variables: Mapping[str, Any], name: str) -> str | None:
-    """A secret by name: the stored variables first, then the process environment."""
+    """A secret by name, as nodes, tools and providers read it (`ctx.secret`).
+
+    The stored variables first. The process environment only for `OPERATOR_SETTINGS`: the model
+    providers' keys and base URLs and the web tools' settings, which an operator may configure
+    there for every run. Any other name (`PLAIT_API_KEY`, `PLAIT_SECRET_KEY`, `AWS_*`...) is never
+    read from the environment, so a flow cannot name a server variable and send it somewhere. A
+    key from the environment is not given out either when its endpoint (`OPENAI_BASE_URL`...) is a
+    stored variable: the operator's key goes only to the operator's endpoint, never to one a flow
+    owner chose. Flow templates (`{{env.X}}`) and flow MCP settings (`${X}`) read the stored
+    variables only (`Runner.lookup`, plait.tools.mcp).
+    """
     value = variables.get(name)
-    if value is None:
-        value = os.environ.get(name)
-    return None if value is None else str(value)
+    if value is not None:
+        return str(value)
+    if name not in OPERATOR_SETTINGS:
+        return None
+    endpoint = OPERATOR_SETTINGS[name]
+    if endpoint is not None and variables.get(endpoint) is not None:
+        return None
+    return os.environ.get(name)
 
 
 class NodeRunContext:
@@ -166,4 +206,12 @@ class NodeRunContext:
         return await resolve(ref, dict(inputs), call)
 
 
-__all__ = ["AliasScope", "ContextHost", "MISSING", "NodeRunContext", "Scope", "lookup_secret"]
+__all__ = [
+    "MISSING",
+    "OPERATOR_SETTINGS",
+    "AliasScope",
+    "ContextHost",
+    "NodeRunContext",
+    "Scope",
+    "lookup_secret",
+]

@@ -5,23 +5,77 @@ Events are built once (`Event` around a typed payload) and the same object goes 
 log (`RunResult.events`), to every sink and, batched, to the checkpointer. Without a checkpointer
 nothing is batched. A loop/map body reports through its enclosing run's journal (`BodyJournal`),
 its node ids prefixed with the node that owns the body, and checkpoints nothing of its own.
+
+The journal is also where a run's data leaves it, so it is where secrets are masked
+(`RunServices.mask`, a `plait.net.redact.SecretMask` of the values the run may read): sinks and the
+checkpointer get events, deltas, decisions and the run's outputs with every secret value replaced
+by a mask, while the run itself (the state downstream nodes read, `RunResult`) keeps the real
+values. Masking returns the same object when nothing in it is secret, and a run without a mask
+pays one `is None` test per event.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import fields, replace
 from typing import Any, Protocol
 
 from plait.engine.checkpoint import Checkpointer, NodeDelta, RunRecord
-from plait.engine.events import Event, EventData, EventSink
+from plait.engine.events import Event, EventData, EventSink, RawData
 from plait.engine.frozen import new_instance, slot_setters
 from plait.engine.status import RunStatus
+from plait.net.redact import SecretMask
 
 # `Event(...)` without its frozen-dataclass __init__ (see plait.engine.frozen): the hot path.
 _set_seq, _set_type, _set_run_id, _set_ts, _set_node_id, _set_data = slot_setters(
     Event, ("seq", "type", "run_id", "ts", "node_id", "data")
 )
+
+
+# Fields that never hold user data (numbers, ids, statuses): not walked when masking.
+_PLAIN_FIELDS = frozenset(
+    {"seq", "ts", "attempt", "duration_ms", "delay_s", "step", "usage", "ok", "status", "started_at"}
+)
+_DATA_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _data_fields(cls: type) -> tuple[str, ...]:
+    names = _DATA_FIELDS.get(cls)
+    if names is None:
+        names = _DATA_FIELDS[cls] = tuple(f.name for f in fields(cls) if f.name not in _PLAIN_FIELDS)
+    return names
+
+
+def masked_event(mask: SecretMask, event: Event) -> Event:
+    """`event` with every secret in its payload masked (the same event when none is there)."""
+    data = event.data
+    if data is None:
+        return event
+    if isinstance(data, RawData):
+        wire = data.wire()
+        masked = mask.value(wire)
+        return event if masked is wire else replace(event, data=RawData(masked))
+    changes: dict[str, Any] = {}
+    for name in _data_fields(type(data)):
+        value = getattr(data, name)
+        if value is not None:
+            new = mask.value(value)
+            if new is not value:
+                changes[name] = new
+    return replace(event, data=replace(data, **changes)) if changes else event  # type: ignore[type-var]
+
+
+def masked_delta(mask: SecretMask, delta: NodeDelta) -> NodeDelta:
+    """`delta` with every secret in it masked (the same delta when none is there)."""
+    changes: dict[str, Any] = {}
+    for name in ("output", "vars", "error", "interrupt", "resume"):
+        value = getattr(delta, name)
+        if value is not None:
+            new = mask.value(value)
+            if new is not value:
+                changes[name] = new
+    return replace(delta, **changes) if changes else delta
 
 
 class EventLog(Protocol):
@@ -45,6 +99,7 @@ class RunJournal:
         "checkpointer",
         "checkpointing",
         "seq",
+        "mask",
         "_unsaved",
     )
 
@@ -55,6 +110,7 @@ class RunJournal:
         checkpointer: Checkpointer | None = None,
         sinks: Sequence[EventSink] = (),
         record_events: bool = True,
+        mask: SecretMask | None = None,
     ) -> None:
         self.run_id = run_id
         self.events: list[Event] = []
@@ -63,6 +119,7 @@ class RunJournal:
         self.checkpointer = checkpointer
         self.checkpointing = checkpointer is not None
         self.seq = 0
+        self.mask = mask  # what leaves the run is masked with it (see the module docstring)
         self._unsaved: list[Event] = []
 
     def emit(self, data: EventData, node_id: str | None = None) -> None:
@@ -77,6 +134,8 @@ class RunJournal:
         _set_data(event, data)
         if self.record_events:
             self.events.append(event)
+        if self.mask is not None:
+            event = masked_event(self.mask, event)
         if self.checkpointing:
             self._unsaved.append(event)
         for sink in self.sinks:
@@ -89,19 +148,30 @@ class RunJournal:
 
     async def begin(self, record: RunRecord) -> None:
         if self.checkpointer is not None:
+            if self.mask is not None:
+                inputs, variables = self.mask.value(record.inputs), self.mask.value(record.variables)
+                if inputs is not record.inputs or variables is not record.variables:
+                    record = replace(record, inputs=inputs, variables=variables)
             await self.checkpointer.begin(record, self.take_unsaved())
 
     async def save(self, delta: NodeDelta) -> None:
         """Hand a delta and the events since the last save to the checkpointer (if any)."""
         if self.checkpointer is not None:
+            if self.mask is not None:
+                delta = masked_delta(self.mask, delta)
             await self.checkpointer.save(self.run_id, delta, self.take_unsaved())
 
     async def save_decision(self, record: dict[str, Any]) -> None:
         if self.checkpointer is not None:
+            if self.mask is not None:
+                record = self.mask.value(record)
             await self.checkpointer.save_decision(self.run_id, record, self.take_unsaved())
 
     async def finish(self, status: RunStatus, outputs: dict[str, Any], error: str | None) -> None:
         if self.checkpointer is not None:
+            if self.mask is not None:
+                outputs = self.mask.value(outputs)
+                error = None if error is None else self.mask.text(error)
             await self.checkpointer.finish(self.run_id, status, outputs, error, self.take_unsaved())
 
 
@@ -122,4 +192,4 @@ class BodyJournal:
         """Bodies are not checkpointed: their node's delta (with the body's outputs) is."""
 
 
-__all__ = ["BodyJournal", "EventLog", "RunJournal"]
+__all__ = ["BodyJournal", "EventLog", "RunJournal", "masked_delta", "masked_event"]

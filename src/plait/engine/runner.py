@@ -85,7 +85,9 @@ class Runner:
         self.own_journal: RunJournal | None = None
         self.initial_vars: dict[str, Any] = {}  # what the run record keeps (top-level runs)
         if journal is None:
-            journal = self.own_journal = RunJournal(run_id, checkpointer=checkpointer, sinks=sinks)
+            journal = self.own_journal = RunJournal(
+                run_id, checkpointer=checkpointer, sinks=sinks, mask=self.services.mask
+            )
             self.initial_vars = dict(self.vars)
         self.journal: EventLog = journal
         self.emit = journal.emit

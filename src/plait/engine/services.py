@@ -19,6 +19,7 @@ from plait.engine.cancel import CancelSource
 from plait.engine.events import EventData
 from plait.llm.base import Provider
 from plait.net.http import HttpClients
+from plait.net.redact import SecretMask
 from plait.nodes.builtin.component import ComponentSource
 from plait.nodes.registry import NodeRegistry
 from plait.tools.base import ToolRegistry
@@ -62,6 +63,9 @@ class RunServices:
     resolve_flow: FlowResolver | None = None  # for subflow nodes; None: sub-flows unavailable
     registry: NodeRegistry | None = None  # the node types the flow was compiled with
     depth: int = 0  # sub-flow nesting level (0: a top-level run)
+    # The run's secret values: what leaves the run (events, checkpoints) is masked with it
+    # (plait.engine.journal); None: nothing is masked.
+    mask: SecretMask | None = None
 
     def child(self, **changes: Any) -> RunServices:
         """A copy with some fields changed (a sub-flow's services, a run's own resolver)."""

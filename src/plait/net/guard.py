@@ -60,6 +60,7 @@ import httpcore
 import httpx
 
 from plait.errors import PlaitError
+from plait.net.redact import strip_cross_origin_credentials
 
 ALLOW_ENV = "PLAIT_HTTP_ALLOW"
 MAX_REDIRECTS = 5
@@ -548,12 +549,15 @@ async def send_with_redirects(
     client: httpx.AsyncClient, request: httpx.Request, *, max_redirects: int = MAX_REDIRECTS
 ) -> httpx.Response:
     """Send `request` (streaming) and follow up to `max_redirects` redirects, each one a new guarded
-    request. Redirect bodies are never read. The caller must close the returned response."""
+    request; a redirect to another origin drops the credential headers (`X-Api-Key`, `Cookie`...,
+    see plait.net.redact). Redirect bodies are never read. The caller must close the returned
+    response."""
     _target(request.url)
     response = await client.send(request, stream=True, follow_redirects=False)
     history: list[httpx.Response] = []
     while response.next_request is not None:
         next_request = response.next_request
+        strip_cross_origin_credentials(response.request, next_request)
         await response.aclose()
         history.append(response)
         if len(history) > max_redirects:

@@ -110,6 +110,23 @@ def _sqlite_synchronous() -> str:
     return level
 
 
+def private_file(path: Path) -> None:
+    """Make the SQLite file (and a directory made for it) readable by this user only: it holds
+    every flow, run and (encrypted) variable. SQLite gives its -wal and -shm files the main file's
+    permissions. An existing file that others can read is tightened when it is ours."""
+    if not path.parent.exists():
+        path.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+    except OSError:
+        return  # not writable here: SQLite will say so
+    try:
+        if os.fstat(fd).st_uid == os.geteuid():
+            os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+
+
 def create_engine_from_url(url: str | URL | None = None, **kwargs: Any) -> AsyncEngine:
     """An async engine for `url` (see `database_url`); creates the SQLite file's directory."""
     resolved = database_url(url)
@@ -121,7 +138,7 @@ def create_engine_from_url(url: str | URL | None = None, **kwargs: Any) -> Async
         if path is not None:
             # Pin the file now: a relative path must not follow later changes of directory.
             path = path.resolve()
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_file(path)
             resolved = u.set(database=str(path)).render_as_string(hide_password=False)
             # Connections above pool_size are closed when returned; under concurrent requests
             # the default (5 + 10 overflow) opened a new connection (a thread, the pragmas)

@@ -11,7 +11,10 @@ Where servers are configured (see docs/tools.md):
   A flow entry with the same name as a server-side one replaces it for that flow.
 
 Values in ``env`` and ``headers`` may name secrets as ``${NAME}``: they are looked up when
-connecting (stored variables, then the environment) and never written into the flow.
+connecting and never written into the flow. In a flow's settings they read the stored variables
+only (what ``{{env.NAME}}`` reads), never the server's environment: otherwise a flow could name
+``PLAIT_SECRET_KEY`` or a cloud credential and send it to a server of its choosing. The server-side
+file is the operator's, so there ``${NAME}`` reads the stored variables, then the environment.
 
 Connections belong to an `MCPConnections` pool that travels with the run (`RunServices.mcp`,
 read as `ctx.services.mcp`): the server makes one and closes it at shutdown, `plait.run` uses the
@@ -410,18 +413,38 @@ def _describe(exc: BaseException) -> str:
     return text
 
 
+def stored_variable(ctx: Any, name: str) -> str | None:
+    """The stored variable `name` of the caller's run (what `{{env.NAME}}` reads: its `env`
+    reference root); None when it has none or the caller is not in a run."""
+    lookup = getattr(ctx, "lookup", None)
+    if lookup is None:
+        return None
+    try:
+        variables = lookup("env")
+    except KeyError:
+        return None
+    value = variables.get(name) if isinstance(variables, Mapping) else None
+    return None if value is None else str(value)
+
+
 def _resolve_secrets(
-    values: Mapping[str, str], ctx: ToolCallContext | None, server: str, field: str
+    values: Mapping[str, str], ctx: ToolCallContext | None, server: str, field: str, *, trusted: bool
 ) -> dict[str, str]:
+    """`${NAME}` in `values` replaced by the variable's value (see the module docstring for where
+    it is looked up: stored variables only, and the environment too for `trusted` servers)."""
     out: dict[str, str] = {}
     for key, value in values.items():
 
         def sub(m: re.Match[str], key: str = key) -> str:
-            secret = ctx.secret(m[1]) if ctx is not None else os.environ.get(m[1])
+            secret = stored_variable(ctx, m[1])
+            if secret is None and trusted:
+                secret = os.environ.get(m[1])
             if secret is None:
+                where = "Settings > Variables, or the environment" if trusted else "Settings > Variables"
                 raise ToolError(
                     f"MCP server {server!r}: {field}.{key} needs the variable {m[1]}",
-                    hint=f"set {m[1]} (Settings > Variables, or the environment)",
+                    hint=f"store {m[1]} as a variable ({where})"
+                    + ("" if trusted else "; a flow's MCP settings never read the server's environment"),
                     fatal=True,
                 )
             return secret
@@ -451,8 +474,8 @@ class MCPConnections:
                 hint=f"configure the server in the {CONFIG_ENV} file, or set {FLOW_STDIO_ENV}=1 if flow authors are trusted",
                 fatal=True,
             )
-        env = _resolve_secrets(cfg.env, ctx, name, "env")
-        headers = _resolve_secrets(cfg.headers, ctx, name, "headers")
+        env = _resolve_secrets(cfg.env, ctx, name, "env", trusted=trusted)
+        headers = _resolve_secrets(cfg.headers, ctx, name, "headers", trusted=trusted)
         if cfg.url and not trusted:
             try:
                 await acheck_url(cfg.url)
