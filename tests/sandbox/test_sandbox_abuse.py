@@ -25,7 +25,9 @@ from typing import Any
 
 import pytest
 
+import plait
 from plait.net.egress import egress_proxy
+from plait.nodes.builtin.code import CodeNode
 from plait.sandbox import Limits, SandboxPool
 from plait.sandbox.components import run_component
 from plait.sdk.templates import FETCH_TEXT
@@ -38,7 +40,9 @@ FAST = Limits(timeout_s=5.0)
 @pytest.fixture(scope="module")
 def pool() -> Iterator[SandboxPool]:
     p = SandboxPool(size=2).start()
+    CodeNode.pool = p
     yield p
+    CodeNode.pool = None
     p.close()
 
 
@@ -307,6 +311,48 @@ async def test_network_true_refuses_internal_destinations(pool: SandboxPool, ser
     for key, answer in tunnel.value.items():
         assert "Tunnel connection failed: 403" in answer and "egress guard" in answer, (key, answer)
     await assert_healthy(pool, server)
+
+
+def _code_flow(port: int) -> dict[str, Any]:
+    code = (
+        "import urllib.error, urllib.request\n"
+        "def main(url):\n"
+        "    try:\n"
+        "        with urllib.request.urlopen(url, timeout=3) as response:\n"
+        "            return {'status': response.status, 'body': response.read().decode()}\n"
+        "    except urllib.error.HTTPError as exc:\n"
+        "        return {'status': exc.code, 'body': exc.reason}\n"
+    )
+    return {
+        "schema": "plait/flow@1",
+        "id": "own-healthz",
+        "nodes": [
+            {"id": "start", "type": "start"},
+            {
+                "id": "fetch",
+                "type": "code",
+                "config": {
+                    "code": code,
+                    "arguments": {"url": f"http://127.0.0.1:{port}/healthz"},
+                    "network": True,
+                },
+            },
+            {"id": "out", "type": "output", "config": {"name": "result", "value": "{{fetch.status}}"}},
+        ],
+        "edges": [{"source": "start", "target": "fetch"}, {"source": "fetch", "target": "out"}],
+    }
+
+
+async def test_a_code_node_with_network_cannot_fetch_the_servers_own_healthz(
+    pool: SandboxPool, server: int, monkeypatch
+) -> None:
+    """The issue's reproduction, as a flow: a `code` node with `network: true` GETs /healthz."""
+    refused = await plait.run(_code_flow(server), {})
+    assert refused.status == "completed", refused
+    assert refused.outputs == {"result": 403}
+    monkeypatch.setenv("PLAIT_HTTP_ALLOW", f"127.0.0.1:{server}")  # an operator trusting it
+    allowed = await plait.run(_code_flow(server), {})
+    assert allowed.status == "completed" and allowed.outputs == {"result": 200}, allowed
 
 
 async def test_network_true_cannot_bypass_the_proxy(pool: SandboxPool, server: int) -> None:
