@@ -94,6 +94,7 @@ async def assert_healthy(pool: SandboxPool, port: int | None = None) -> None:
     assert result.ok and result.value == 42, result
     if port is not None:
         assert (await asyncio.to_thread(healthz, port))["status"] == "ok"
+        assert egress_proxy().alive()
 
 
 def nr(name: str) -> int:
