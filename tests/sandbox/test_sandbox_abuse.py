@@ -508,3 +508,20 @@ async def test_a_thread_bomb_does_not_fail_other_runs(pool: SandboxPool, server:
     assert attack.ok and 16 < attack.value < 32, attack  # capped by its own RLIMIT_NPROC
     assert [r.value for r in others] == QUICK_RESULT, others
     await assert_healthy(pool, server)
+
+
+async def test_without_namespaces_egress_is_still_confined(server: int) -> None:
+    """Hosts without namespaces: Landlock limits TCP connects to the relay's port and the filter
+    refuses UDP; where Landlock cannot either, network calls are refused instead of unconfined."""
+    async with SandboxPool(size=0, namespaces=False) as degraded:
+        targets = [["127.0.0.1", server], ["169.254.169.254", 80]]
+        direct = await degraded.run_code(DIRECT, kwargs={"targets": targets}, limits=FAST, network=True)
+        if not direct.ok:
+            assert direct.error_kind == "internal" and "network namespace" in (direct.error or ""), direct
+            return
+        assert direct.isolation["egress"]["confinement"] == "landlock-tcp"
+        assert all(direct.value[f"{h}:{p}"] != "connected" for h, p in targets), direct.value
+        assert direct.value["type 2"] == errno.EPERM
+        url = f"http://127.0.0.1:{server}/healthz"
+        proxied = await degraded.run_code(FETCH, kwargs={"urls": [url]}, limits=FAST, network=True)
+        assert proxied.ok and proxied.value[url]["status"] == 403, proxied
