@@ -777,7 +777,7 @@ def _install_seccomp(req: dict[str, Any], network: bool) -> bool:
     assert _syscall_filter is not None
     try:
         _syscall_filter.install(_seccomp, "proxy" if network else "off", _seccomp_missing)
-    except _syscall_filter.SeccompUnavailable as exc:
+    except RuntimeError as exc:
         raise RuntimeError(
             f"{exc}; user code does not run without the seccomp filter (install libseccomp2 and "
             "the pyseccomp package, or set PLAIT_SANDBOX_SECCOMP=off to run without it)"

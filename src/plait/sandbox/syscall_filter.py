@@ -67,10 +67,6 @@ SUPPORTED_MACHINES = ("x86_64", "aarch64")  # where clone's flags are its first 
 NETWORK_MODES = ("off", "proxy")
 
 
-class SeccompUnavailable(RuntimeError):
-    """The seccomp filter cannot be installed here (no binding, no libseccomp, unsupported system)."""
-
-
 def load_binding() -> tuple[ModuleType | None, str | None]:
     """Import pyseccomp; returns (module, None) or (None, why it is unavailable)."""
     if not sys.platform.startswith("linux"):
@@ -139,12 +135,13 @@ def build(sc: ModuleType, network: str) -> tuple[Any, int]:
 def install(sc: ModuleType | None, network: str, unavailable: str | None = None) -> dict[str, Any]:
     """Build and load the filter into this process (irreversible); returns its report.
 
-    Raises SeccompUnavailable when it cannot be installed: the caller must then not run user code."""
+    Raises RuntimeError (saying why) when it cannot be installed: the caller must then not run
+    user code. (This module defines no error class: child.py loads it by path, without plait.errors.)"""
     if sc is None:
-        raise SeccompUnavailable(unavailable or "seccomp is unavailable")
+        raise RuntimeError(unavailable or "seccomp is unavailable")
     try:
         filt, count = build(sc, network)
         filt.load()
     except OSError as exc:
-        raise SeccompUnavailable(f"the seccomp filter could not be loaded: {exc}") from exc
+        raise RuntimeError(f"the seccomp filter could not be loaded: {exc}") from exc
     return {"rules": count, "network": network}
