@@ -2,6 +2,11 @@
 .ci/run) against the real server (`plait serve` as a subprocess on 127.0.0.1, a fresh SQLite
 database, PLAIT_API_KEY set) serving the built UI (`make test` builds it).
 
+The browser signs in as a person does: `plait serve` prints a one-time sign-in link on stderr;
+the server fixture follows it once (with httpx) and every test page gets the resulting session
+cookie (the local admin, the same user PLAIT_API_KEY acts as, so flows made through `api` show in
+the browser). Tests that sign out or sign in themselves use their own server or their own login.
+
 Locally the tests skip, saying why, when the UI build or chromium is missing; under CI (CI=true)
 a missing piece is a failure, so they cannot silently not run there.
 """
@@ -9,6 +14,7 @@ a missing piece is a failure, so they cannot silently not run there.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -23,6 +29,8 @@ import pytest
 from plait.api.ui import default_dir
 
 API_KEY = "browser-test-key-0123"
+SESSION_COOKIE = "plait_session"
+SIGNIN_LINE = re.compile(r"sign in at (http://\S+)")
 CHROMIUM = os.environ.get("PLAIT_CHROMIUM", "/usr/bin/chromium")
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "docs" / "screenshots"
@@ -59,6 +67,8 @@ def free_port() -> int:
 
 
 class LiveServer:
+    admin_session: str = ""  # the local admin's session cookie (set by the live_server fixture)
+
     def __init__(self, tmp: Path) -> None:
         self.tmp = tmp
         self.port = free_port()
@@ -101,9 +111,53 @@ class LiveServer:
         else:
             raise AssertionError("server did not start:\n" + self.log())
         self.api = httpx.Client(base_url=self.url, headers={"x-api-key": API_KEY}, timeout=30)
+        self.signin_link = self._wait_signin_link()
 
     def log(self) -> str:
         return self.log_path.read_text() if self.log_path.exists() else ""
+
+    def _wait_signin_link(self, timeout: float = 5) -> str:
+        """The one-time link `plait serve` prints (`plait: sign in at http://...?token=...`)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = SIGNIN_LINE.search(self.log())
+            if found:
+                return found.group(1)
+            if time.monotonic() > deadline:
+                raise AssertionError("`plait serve` printed no sign-in link:\n" + self.log())
+            time.sleep(0.05)
+
+    def redeem(self, link: str) -> httpx.Response:
+        """Follow a sign-in link as a browser's first request would (no redirect followed)."""
+        return httpx.get(link, follow_redirects=False, timeout=30)
+
+    def session_from_link(self, link: str) -> str:
+        """The session cookie a sign-in link sets."""
+        r = self.redeem(link)
+        assert r.status_code in (302, 303, 307), (r.status_code, r.text)
+        token = r.cookies.get(SESSION_COOKIE)
+        assert token, f"no {SESSION_COOKIE} cookie in {r.headers}"
+        return token
+
+    def login(self, email: str, password: str) -> str:
+        """The session cookie of a password sign-in."""
+        r = httpx.post(
+            f"{self.url}/api/v1/auth/login", json={"email": email, "password": password}, timeout=30
+        )
+        assert r.status_code == 200, r.text
+        token = r.cookies.get(SESSION_COOKIE)
+        assert token, f"no {SESSION_COOKIE} cookie in {r.headers}"
+        return token
+
+    def cookie(self, token: str) -> dict[str, Any]:
+        """A playwright cookie for `context.add_cookies`."""
+        return {
+            "name": SESSION_COOKIE,
+            "value": token,
+            "url": self.url,
+            "httpOnly": True,
+            "sameSite": "Strict",
+        }
 
     def create_flow(self, doc: dict[str, Any], *, publish: bool = False) -> None:
         r = self.api.post("/api/v1/flows", json={"document": doc, "name": doc.get("name")})
@@ -136,6 +190,11 @@ class LiveServer:
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     require_browser_setup()
     server = LiveServer(Path(tmp_path_factory.mktemp("web")))
+    try:
+        server.admin_session = server.session_from_link(server.signin_link)
+    except BaseException:
+        server.stop()
+        raise
     yield server
     server.stop()
 
@@ -156,18 +215,25 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def page(browser: Any, live_server: LiveServer) -> Iterator[Any]:
-    """A fresh browser context with the API key in the UI's storage; page errors fail the test."""
+    """A fresh browser context signed in as the local admin; page errors fail the test."""
+    pg, errors = new_page(browser, live_server, live_server.admin_session)
+    yield pg
+    pg.context.close()
+    assert not errors, f"uncaught errors in the page: {errors}"
+
+
+def new_page(browser: Any, server: LiveServer, session: str | None = None) -> tuple[Any, list[str]]:
+    """A page in a new browser context (with a session cookie when given) and its uncaught errors."""
     context = browser.new_context(
-        viewport={"width": 1400, "height": 900}, base_url=live_server.url, accept_downloads=True
+        viewport={"width": 1400, "height": 900}, base_url=server.url, accept_downloads=True
     )
-    context.add_init_script(f"localStorage.setItem('plait.apiKey', {API_KEY!r})")
+    if session:
+        context.add_cookies([server.cookie(session)])
     context.set_default_timeout(15_000)
     pg = context.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield pg
-    context.close()
-    assert not errors, f"uncaught errors in the page: {errors}"
+    return pg, errors
 
 
 def screenshot(page: Any, name: str) -> Path:
