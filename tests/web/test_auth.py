@@ -185,3 +185,23 @@ def test_flows_of_other_users_stay_hidden_through_the_api_too(server: LiveServer
         flow = c.get("/api/v1/flows/admins-only")
         assert flow.status_code == 200 and flow.json()["access"] == "viewer"
         assert c.put("/api/v1/flows/admins-only", json={"name": "mine now"}).status_code in (403, 404)
+
+
+def test_an_api_key_instead_of_a_password(browser: Any, server: LiveServer) -> None:
+    """The login page's fallback: a key kept in this browser; signing out forgets it."""
+    key = server.api.post("/api/v1/api-keys", json={"name": "browser", "scopes": ["read"]}).json()["key"]
+    page, errors = new_page(browser, server)
+    page.goto("/")
+    page.get_by_test_id("login-mode").click()
+    page.get_by_test_id("login-key").fill("not-a-key")
+    page.get_by_test_id("login-submit").click()
+    page.get_by_test_id("login-error").wait_for()
+    page.get_by_test_id("login-key").fill(key)
+    page.get_by_test_id("login-submit").click()
+    wait_library(page)
+    assert page.get_by_test_id("current-role").inner_text() == "admin"
+    page.get_by_test_id("sign-out").click()
+    page.get_by_test_id("login-page").wait_for()
+    assert page.evaluate("() => localStorage.getItem('plait.apiKey')") is None
+    page.context.close()
+    assert not errors, errors

@@ -40,6 +40,10 @@ function SignedIn({ route }: { route: Route }) {
     void authStore.check();
     return onUnauthorized(() => authStore.unauthorized());
   }, []);
+  useEffect(() => {
+    // an old sign-in link opened while signed in: nothing to say, drop the ?signin= reason
+    if (auth.status === "signed_in" && new URLSearchParams(location.search).has("signin")) history.replaceState(null, "", location.pathname);
+  }, [auth.status]);
   if (auth.status === "checking") return <p className="loading" data-testid="auth-checking" aria-busy="true" />;
   if (auth.status === "error")
     return (
