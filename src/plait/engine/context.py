@@ -81,6 +81,13 @@ def _operator_settings() -> dict[str, str | None]:
 OPERATOR_SETTINGS: Mapping[str, str | None] = _operator_settings()
 
 
+def operator_keys() -> list[str]:
+    """The values of the keys among `OPERATOR_SETTINGS` set in the environment: a run's
+    providers and tools use them, so they are masked like stored secrets (plait.net.redact)."""
+    names = [name for name, endpoint in OPERATOR_SETTINGS.items() if endpoint is not None]
+    return [value for value in (os.environ.get(name) for name in names) if value]
+
+
 def lookup_secret(variables: Mapping[str, Any], name: str) -> str | None:
     """A secret by name, as nodes, tools and providers read it (`ctx.secret`).
 
@@ -214,4 +221,5 @@ __all__ = [
     "NodeRunContext",
     "Scope",
     "lookup_secret",
+    "operator_keys",
 ]

@@ -94,6 +94,13 @@ def secret_forms(value: str) -> set[str]:
     return {f for f in forms if len(f) >= MIN_SECRET_CHARS}
 
 
+def secret_texts(values: Iterable[Any]) -> frozenset[str]:
+    """The secret values as text (non-strings as they render into text), without the ones too
+    short to mask: what a `SecretMask` of `values` masks."""
+    texts = (v if isinstance(v, str) else _as_text(v) for v in values if v is not None)
+    return frozenset(text for text in texts if len(text) >= MIN_SECRET_CHARS)
+
+
 class SecretMask:
     """Masks a run's secret values (and URL credentials) in strings and nested data.
 
@@ -105,12 +112,7 @@ class SecretMask:
     __slots__ = ("secrets", "_matcher")
 
     def __init__(self, values: Iterable[Any] = ()) -> None:
-        secrets = frozenset(
-            text
-            for text in (v if isinstance(v, str) else _as_text(v) for v in values if v is not None)
-            if len(text) >= MIN_SECRET_CHARS
-        )
-        self.secrets = secrets
+        secrets = self.secrets = secret_texts(values)
         forms: set[str] = set()
         for secret in secrets:
             forms |= secret_forms(secret)
@@ -127,7 +129,7 @@ class SecretMask:
 
     def union(self, values: Iterable[Any]) -> SecretMask:
         """A mask for these secrets and this mask's (self when nothing is new)."""
-        more = SecretMask(values).secrets - self.secrets
+        more = secret_texts(values) - self.secrets
         return self if not more else SecretMask(self.secrets | more)
 
     def text(self, text: str) -> str:
@@ -333,5 +335,6 @@ __all__ = [
     "mask_url_credentials",
     "same_origin",
     "secret_forms",
+    "secret_texts",
     "strip_cross_origin_credentials",
 ]

@@ -15,21 +15,18 @@ import yaml
 from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 
+from plait.engine.context import operator_keys
 from plait.engine.flow import Flow, PlanCache, load_flow
+from plait.net.redact import SecretMask
 from plait.service.access import Access, AccessService, Forbidden, Principal
 from plait.service.errors import Conflict, Invalid, NotFound
+from plait.service.scrub import scrub_secrets
 from plait.spec.loader import read_document_data
 from plait.spec.problems import FlowValidationError
 from plait.store import Store
 from plait.store.models import FlowRow, FlowShare, FlowVersion
 
 FLOW_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}$")
-SECRET_KEY_RE = re.compile(
-    r"(api[_-]?key|secret|password|passwd|token|authorization|credential|cookie)", re.I
-)
-# References to secrets, not secrets: `{{env.X}}` templates and MCP server `${NAME}` placeholders.
-SECRET_REF_RE = re.compile(r"\{\{|\$\{[A-Za-z_][A-Za-z0-9_]*\}")
-REDACTED = "********"
 
 
 def check_flow_id(flow_id: str) -> str:
@@ -49,28 +46,6 @@ def problems_of(document: dict[str, Any]) -> list[dict[str, Any]]:
     except FlowValidationError as exc:
         return [p.to_dict() for p in exc.problems]
     return []
-
-
-def scrub_secrets(value: Any) -> Any:
-    """Replace literal secret values (keys named like api_key, token, password...) with a marker.
-    References (`{{env.X}}` templates, `${NAME}` in MCP server headers/env) are kept."""
-    if isinstance(value, dict):
-        out = {}
-        for k, v in value.items():
-            if (
-                isinstance(k, str)
-                and SECRET_KEY_RE.search(k)
-                and isinstance(v, str)
-                and v
-                and not SECRET_REF_RE.search(v)
-            ):
-                out[k] = REDACTED
-            else:
-                out[k] = scrub_secrets(v)
-        return out
-    if isinstance(value, list):
-        return [scrub_secrets(v) for v in value]
-    return value
 
 
 def flow_summary(row: FlowRow, access: str | None = None) -> dict[str, Any]:
@@ -472,7 +447,9 @@ class FlowService:
             if v is None:
                 raise NotFound(f"flow {flow_id!r} has no version {version}")
             document = v.document
-        clean = scrub_secrets(document)
+        # By value: the secrets the flow's runs read by default (its owner's and the deployment's).
+        run_variables = await self.store.variables.for_run(row.owner_id)
+        clean = scrub_secrets(document, SecretMask([*run_variables.secrets, *operator_keys()]))
         if fmt == "yaml":
             return yaml.safe_dump(clean, sort_keys=False, allow_unicode=True)
         if fmt != "json":

@@ -30,10 +30,12 @@ from plait.engine.events import Event
 from plait.engine.services import RunServices
 from plait.engine.status import TERMINAL_RUN_STATUSES, RunStatus
 from plait.net.http import HttpClients
+from plait.net.redact import NO_SECRETS, SecretMask
 from plait.nodes.builtin.component import ComponentSource
 from plait.service.bus import EventBus
 from plait.service.errors import Conflict, ServiceError
 from plait.service.runs.cancels import RunCancels
+from plait.service.runs.secrets import RunSecrets, masked_result
 from plait.service.settings import Settings
 from plait.store import Store
 from plait.tools.mcp import MCPConnections
@@ -92,6 +94,7 @@ class RunLauncher:
         self.cancels = cancels
         self.owner = owner  # this process' name in leases
         self.flows = flows  # sub-flows by id (the flow library)
+        self.secrets = RunSecrets(store.variables)  # each run's `env` and the mask of its secrets
         # What every run of the service gets from outside the flow (providers and tools, and
         # whatever is None here: the engine's defaults); cancel requests reach the runs through
         # `cancels`.
@@ -176,9 +179,12 @@ class RunLauncher:
         task.add_done_callback(_done)
         return task
 
-    def _engine_call(self, run_id: str, flow: Flow, how: Launch, env: dict[str, Any]) -> Awaitable[RunResult]:
-        """The engine entry point for `how`, with everything a run of this service gets."""
-        common = self._engine_options
+    def _engine_call(
+        self, run_id: str, flow: Flow, how: Launch, env: dict[str, Any], mask: SecretMask
+    ) -> Awaitable[RunResult]:
+        """The engine entry point for `how`, with everything a run of this service gets (and the
+        mask of its secrets: what leaves the run is masked, see plait.engine.journal)."""
+        common = {**self._engine_options, "services": self.services.child(mask=mask)}
         if isinstance(how, Start):
             return plait.run(flow, how.inputs, run_id=run_id, env=env, **common)
         if isinstance(how, Resume):
@@ -193,6 +199,7 @@ class RunLauncher:
             log.warning("run %s is owned by another process; not executing it here", run_id)
             return None
         finished = False  # the checkpointer's finish of a terminal run released the lease
+        mask = NO_SECRETS
         try:
             # A run this process just created and leased: a cancel request reaches it through
             # the cancel source (the lease keeper passes on the database's), so skip the read.
@@ -201,24 +208,25 @@ class RunLauncher:
                 if row is not None and row.status not in TERMINAL_RUN_STATUSES:
                     await self.end_idle(run_id, RunStatus.CANCELLED, None)
                 return None
-            result = await self._engine_call(run_id, flow, how, await self._env(owner_id))
+            env, mask = await self.secrets.for_run(owner_id)
+            result = await self._engine_call(run_id, flow, how, env, mask)
             finished = result.status in TERMINAL_RUN_STATUSES
             await self.flush_rows(run_id)
             if result.status == RunStatus.CANCELLED:
                 await self.store.human_tasks.cancel_for_run(run_id)
-            return result
+            return masked_result(mask, result)
         except asyncio.CancelledError:
             raise
         except ResumeError as exc:  # a stale answer: the run stays as it is
             log.warning("run %s: %s", run_id, exc)
             return None
         except ServiceError as exc:
-            await self.end_idle(run_id, RunStatus.FAILED, exc.message)
+            await self.end_idle(run_id, RunStatus.FAILED, mask.text(exc.message))
             return None
         except Exception as exc:  # noqa: BLE001 - the run fails, the server stays up
             log.exception("run %s crashed", run_id)
             try:
-                await self.end_idle(run_id, RunStatus.FAILED, f"{type(exc).__name__}: {exc}")
+                await self.end_idle(run_id, RunStatus.FAILED, mask.text(f"{type(exc).__name__}: {exc}"))
             except Exception:  # noqa: BLE001
                 log.exception("cannot record the failure of run %s", run_id)
             return None
@@ -234,15 +242,6 @@ class RunLauncher:
                     await asyncio.shield(runs.release_lease(run_id, self.owner))
                 except (Exception, asyncio.CancelledError):  # noqa: BLE001
                     pass
-
-    async def _env(self, owner_id: str | None) -> dict[str, Any]:
-        """The variables a run of `owner_id` reads (`{{env.X}}`): the deployment-wide ones, with
-        the user's own in their place where both have a name."""
-        try:
-            return await self.store.variables.values(owner_id)
-        except Exception:  # noqa: BLE001 - an undecryptable variable must not stop every run
-            log.exception("cannot read the global variables")
-            return {}
 
     async def end_idle(self, run_id: str, status: RunStatus, error: str | None) -> None:
         """End a run that is not executing (waiting, queued, orphaned): status, tasks, and a

@@ -3,6 +3,9 @@ a seq, then the live ones from the bus, with heartbeats, until the run's `run_fi
 
 While no live event arrives, each heartbeat also reads the store: events written by another
 process (a run executing elsewhere) reach the stream that way.
+
+Events are masked with the secrets of the run's owner (see plait.service.runs.views) before they
+are yielded; the run's own events are masked already, so that costs a walk and no copy.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from collections.abc import AsyncIterator
 
 from plait.engine import events as ev
 from plait.engine.events import Event
+from plait.engine.journal import masked_event
 from plait.engine.status import TERMINAL_RUN_STATUSES
 from plait.service.bus import EventBus
 from plait.service.runs.launcher import RunLauncher
@@ -44,7 +48,7 @@ class RunStream:
     ) -> AsyncIterator[Event | None]:
         """The run's events with seq > `after`: stored ones, then live. Yields None as a heartbeat.
         Ends after `run_finished` (with until="terminal": only a completed/failed/cancelled one)."""
-        await self.views.require(run_id)
+        mask = await self.views.mask_of(await self.views.require(run_id))
         hb = heartbeat_s or self.settings.sse_heartbeat_s
         q = self.bus.subscribe(run_id)
         try:
@@ -52,7 +56,7 @@ class RunStream:
             for e in await self.views.events_after(run_id, last):
                 if e.seq <= last:
                     continue
-                yield e
+                yield masked_event(mask, e)
                 last = e.seq
                 if ends_stream(e, until):
                     return
@@ -63,7 +67,7 @@ class RunStream:
                     yield None
                     fresh = await self.store.events.list_events(run_id, after_seq=last)
                     for x in fresh:
-                        yield x
+                        yield masked_event(mask, x)
                         last = x.seq
                         if ends_stream(x, until):
                             return
@@ -77,7 +81,7 @@ class RunStream:
                     continue
                 if e.seq <= last:
                     continue
-                yield e
+                yield masked_event(mask, e)
                 last = e.seq
                 if ends_stream(e, until):
                     return

@@ -3,6 +3,10 @@ status, outputs, inputs, tasks), the answer of a synchronous run, listings and d
 
 The detail of a run is rebuilt from its stored node transitions and its event log (stored, then
 live from the bus), read through the typed event payloads.
+
+Every view is masked with the secrets its run's owner reads now (`RunSecrets.mask_for`): runs mask
+what they store already (plait.engine.journal), and this also covers runs stored before a value
+became secret, or before plait masked secrets at all.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from plait.engine import events as ev
 from plait.engine.checkpoint import port_value
 from plait.engine.events import Event
 from plait.engine.status import TERMINAL_RUN_STATUSES, NodeStatus, RunStatus, TaskStatus
+from plait.net.redact import SecretMask
 from plait.service.bus import EventBus
 from plait.service.errors import Invalid, NotFound
 from plait.service.runs.launcher import RunLauncher
@@ -195,7 +200,7 @@ class RunViews:
         """The answer of a synchronous run: status, outputs, usage, error, and its open tasks."""
         view = self._kept.pop(run_id, None)
         if view is not None:
-            return view
+            return view  # masked by the launcher (`masked_result`)
         row = await self.require(run_id)
         out: dict[str, Any] = {
             "id": row.id,
@@ -207,7 +212,11 @@ class RunViews:
         if row.status == RunStatus.WAITING:
             pending = await self.store.human_tasks.list_tasks(run_id=run_id, status=PENDING_TASK)
             out["tasks"] = [task_view(t) for t in pending]
-        return out
+        return (await self.mask_of(row)).value(out)
+
+    async def mask_of(self, row: Run) -> SecretMask:
+        """The mask of the secrets the run's owner reads (see the module docstring)."""
+        return await self.launcher.secrets.mask_for(row.owner_id)
 
     async def list_runs(
         self,
@@ -223,7 +232,8 @@ class RunViews:
         rows = await self.store.runs.list_runs(
             flow_id=flow_id, status=status, visible_to=visible_to, limit=limit, offset=offset
         )
-        return [run_summary(r) for r in rows]
+        masks = {owner: await self.launcher.secrets.mask_for(owner) for owner in {r.owner_id for r in rows}}
+        return [masks[r.owner_id].value(run_summary(r)) for r in rows]
 
     async def get(self, run_id: str) -> dict[str, Any]:
         """Status and live context: inputs, vars, per-node status/output/error/timings, tasks."""
@@ -236,7 +246,7 @@ class RunViews:
         await self.launcher.rows_written(run_id)
         tasks = await self.store.human_tasks.list_tasks(run_id=run_id, status=PENDING_TASK)
         context = row.context or {}
-        return {
+        view = {
             **run_summary(row),
             "inputs": row.inputs,
             "vars": context.get("vars", row.variables) if isinstance(context, dict) else row.variables,
@@ -245,6 +255,7 @@ class RunViews:
             "last_seq": max(row.last_seq, events[-1].seq if events else 0),
             "executing_here": self.launcher.executing(run_id) is not None,
         }
+        return (await self.mask_of(row)).value(view)
 
     async def events_after(self, run_id: str, after: int) -> list[Event]:
         """The run's events with seq > `after`: stored, then the live ones not stored yet."""
@@ -254,9 +265,9 @@ class RunViews:
         return stored + live
 
     async def decisions(self, run_id: str) -> list[dict[str, Any]]:
-        await self.require(run_id)
+        mask = await self.mask_of(await self.require(run_id))
         return [
-            {"step": d.step, "node_id": d.node_id, "data": d.data, "created_at": d.created_at}
+            {"step": d.step, "node_id": d.node_id, "data": mask.value(d.data), "created_at": d.created_at}
             for d in await self.store.decisions.list_decisions(run_id)
         ]
 
