@@ -3,81 +3,45 @@
 A string that is exactly one reference renders to the referenced value with its type, so
 `"{{a.list}}"` hands a list to the next node. Text with references renders each one (strings
 as-is, None as "", others as JSON). Strings with Jinja syntax beyond plain references (filters,
-expressions, `{% %}`) compile once into an `ImmutableSandboxedEnvironment`; there is no eval.
+expressions, `{% %}`) compile once in the bounded sandbox (sandbox.py); there is no eval.
+
+Every render is bounded (budget.py): text is at most PLAIT_TEMPLATE_MAX_CHARS characters, and a
+Jinja render has a deadline. Where it runs depends on the template (`Template.light`):
+
+- plain references and light Jinja templates (no loops, calls or macros, few expressions: time
+  bounded by their size) render inline, wherever they are asked for. This is the hot path.
+- other Jinja templates may run up to their deadline, so they must not run on the event loop:
+  `arender` (what async code awaits) renders them on a render thread (worker.py), with
+  PLAIT_TEMPLATE_TIMEOUT_S or the caller's `timeout_s`, whichever is shorter. The synchronous
+  `render`, when called on a thread that runs an event loop, gets the short
+  PLAIT_TEMPLATE_INLINE_TIMEOUT_S instead, so a sync caller stalls the loop for at most that;
+  off the loop (a render thread, a script) it gets the full budget.
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
 import re
 from collections.abc import Mapping
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 import jinja2
 from jinja2 import meta
 from jinja2.exceptions import SecurityError
-from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from plait.expr.budget import Budget, TemplateLimitError, current, enter, leave, limits
 from plait.expr.refs import Lookup, Ref, TemplateError, get_path, scan
+from plait.expr.sandbox import ENV, bound_ast, is_light, text_of
+from plait.expr.worker import run_bounded
 
 _JINJA_MARKERS = ("{%", "{{", "{#")
 _JINJA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _JINJA_SEGMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
 _SUB = "__plait_ref_"  # Jinja variable names for references Jinja cannot parse (`a@b`, `{sys.x}`)
-_MAX_POW = 10_000
-_MAX_SEQ = 1_000_000
+MAX_JINJA_SOURCE = 256 * 1024  # characters of one Jinja template: compiling costs time and memory
 
-
-_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
-
-
-def _text(value: Any) -> str:
-    """How a value reads inside text: JSON for data so prompts get `true`/`{"a": 1}`, not Python repr."""
-    if type(value) is str:  # the hot case first
-        return value
-    if value is None:
-        return ""
-    kind = type(value)
-    if kind is int:  # the hot cases first: no encoder for a number
-        return int.__repr__(value)
-    if kind is bool:
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (bool, int, float, dict, list, tuple)):
-        return _JSON.encode(value)
-    return str(value)
-
-
-class _Sandbox(ImmutableSandboxedEnvironment):
-    """The stock sandbox, made loud about escapes and safe about obvious resource bombs."""
-
-    intercepted_binops = frozenset({"**", "*"})
-
-    def unsafe_undefined(self, obj: Any, attribute: str) -> jinja2.Undefined:
-        # The stock sandbox returns an Undefined, which ChainableUndefined would render as "".
-        raise SecurityError(f"access to attribute {attribute!r} of {type(obj).__name__!r} object is unsafe")
-
-    def getattr(self, obj: Any, attribute: str) -> Any:
-        # `{{ out.items }}` means the key, not dict.items: flow data is dicts, not objects.
-        if isinstance(obj, Mapping) and attribute in obj:
-            return obj[attribute]
-        return super().getattr(obj, attribute)
-
-    def call_binop(self, context: jinja2.runtime.Context, operator: str, left: Any, right: Any) -> Any:
-        if operator == "**" and isinstance(right, (int, float)) and abs(right) > _MAX_POW:
-            raise SecurityError(f"exponent {right} is too large")
-        if operator == "*":
-            for seq, n in ((left, right), (right, left)):
-                if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * n > _MAX_SEQ:
-                    raise SecurityError("sequence repetition is too large")
-        return super().call_binop(context, operator, left, right)
-
-
-_ENV = _Sandbox(
-    autoescape=False, undefined=jinja2.ChainableUndefined, keep_trailing_newline=True, finalize=_text
-)
+_text = text_of
 
 
 def _resolve(ref: Ref, lookup: Lookup) -> Any:
@@ -101,13 +65,27 @@ class Template:
     """A compiled template; build with `compile_template` (cached) so each text is parsed once.
 
     Plain mode keeps `_parts` (literals, with "" where a reference goes) and `_slots` (index, ref)
-    so rendering is a fill-in and a join. Jinja mode keeps the compiled Jinja template.
+    so rendering is a fill-in and a join. Jinja mode keeps the compiled Jinja template; `light`
+    says whether it may render inline (see the module docstring).
     """
 
-    __slots__ = ("text", "refs", "is_static", "_parts", "_slots", "_whole", "_jinja", "_names", "_subs")
+    __slots__ = (
+        "text",
+        "refs",
+        "is_static",
+        "light",
+        "_parts",
+        "_slots",
+        "_whole",
+        "_jinja",
+        "_names",
+        "_subs",
+        "_literal_size",
+    )
 
     def __init__(self, text: str) -> None:
         self.text = text
+        self.light = True
         self._whole: Ref | None = None
         self._jinja: jinja2.Template | None = None
         self._names: tuple[tuple[str, str], ...] = ()  # (jinja name, lookup root)
@@ -123,6 +101,7 @@ class Template:
         if jinja_like and self._compile_jinja(found):
             self._parts: tuple[str, ...] = ()
             self._slots: tuple[tuple[int, Ref], ...] = ()
+            self._literal_size = 0
             self.is_static = False
             return
         parts: list[str] = []
@@ -136,13 +115,17 @@ class Template:
             parts.append(literal[-1])
         self._parts = tuple(parts)
         self._slots = tuple(slots)
+        self._literal_size = sum(map(len, parts))
         self.refs: tuple[Ref, ...] = tuple(ref for _, ref in slots)
         self.is_static = not slots
         if len(slots) == 1 and not "".join(literal).strip():
             self._whole = slots[0][1]
 
     def _compile_jinja(self, found: list[tuple[int, int, Ref, bool]]) -> bool:
-        """Compile the text as Jinja; False (stay literal) only for a stray `{#` that is not Jinja."""
+        """Compile the text as Jinja; False (stay literal) only for a stray `{#` that is not Jinja.
+
+        Compiling never runs the template (sandbox.py), so validating a flow costs only its size.
+        """
         text = self.text
         source: list[str] = []
         subs: list[tuple[int, str, Ref]] = []  # (position, name, ref)
@@ -157,16 +140,29 @@ class Template:
                 source.append("{{ " + name + " }}")
             pos = end
         source.append(text[pos:])
+        if len(text) > MAX_JINJA_SOURCE:
+            raise TemplateLimitError(
+                f"template is {len(text):,} characters long; Jinja templates are limited to"
+                f" {MAX_JINJA_SOURCE:,}",
+                hint="split it, or keep the long text in a variable and insert it with {{ vars.name }}",
+            )
         try:
-            ast = _ENV.parse("".join(source))
+            ast = ENV.parse("".join(source))
+            names = sorted(
+                n
+                for n in meta.find_undeclared_variables(ast)
+                if not n.startswith(_SUB) and n not in ENV.globals
+            )
+            self.light = is_light(ast)
+            self._jinja = ENV.from_string(bound_ast(ast))
         except jinja2.TemplateSyntaxError as exc:
             if "{%" in text or "{{" in text:
                 raise TemplateError(f"template syntax error on line {exc.lineno}: {exc.message}") from exc
             return False
-        names = sorted(
-            n for n in meta.find_undeclared_variables(ast) if not n.startswith(_SUB) and n not in _ENV.globals
-        )
-        self._jinja = _ENV.from_string(ast)
+        except (RecursionError, MemoryError, SyntaxError) as exc:
+            raise TemplateError(
+                "template is nested too deeply to compile", hint="use fewer nested brackets and blocks"
+            ) from exc
         self._names = tuple((n, n.lower()) for n in names)
         self._subs = tuple((name, ref) for _, name, ref in subs)
         ordered = [(at, ref) for at, _, ref in subs] + [(text.find(n), Ref(n.lower(), (), n)) for n in names]
@@ -174,37 +170,102 @@ class Template:
         self.refs = tuple(ref for _, ref in ordered)
         return True
 
-    def render(self, lookup: Lookup) -> Any:
-        """Render against `lookup`; a whole-value reference keeps its type, anything else is a str."""
+    def render(self, lookup: Lookup, timeout_s: float | None = None) -> Any:
+        """Render against `lookup`; a whole-value reference keeps its type, anything else is a str.
+
+        `timeout_s` caps the time budget of a Jinja render (the caller's own deadline).
+        """
         if self.is_static:
             return self.text
         if self._whole is not None:
             return _resolve(self._whole, lookup)
         if self._jinja is not None:
-            return self._render_jinja(self._jinja, lookup)
+            budget = current()
+            if budget is not None:  # inside a bounded render (a render thread, an outer call)
+                return self._run(self._variables(lookup), budget)
+            return self._run_with(self._variables(lookup), self._own_budget(timeout_s))
         parts = list(self._parts)
+        size = self._literal_size
+        max_chars = limits().max_chars
         for i, ref in self._slots:
-            parts[i] = _text(_resolve(ref, lookup))
+            text = _text(_resolve(ref, lookup))
+            size += len(text)
+            if size > max_chars:
+                raise Budget(None, max_chars).too_large("a text", size)
+            parts[i] = text
         return "".join(parts)
 
-    def _render_jinja(self, jinja: jinja2.Template, lookup: Lookup) -> str:
+    async def arender(self, lookup: Lookup, timeout_s: float | None = None) -> Any:
+        """Render without blocking the event loop: a Jinja template that is not light runs on a
+        render thread; anything else renders inline as `render` does."""
+        if self._jinja is None or self.light:
+            return self.render(lookup, timeout_s)
+        variables = self._variables(lookup, snapshot=True)
+        budget = _budget(limits().timeout_s, timeout_s, "PLAIT_TEMPLATE_TIMEOUT_S")
+        return await run_bounded(partial(self._run_with, variables, budget), budget)
+
+    def _own_budget(self, timeout_s: float | None) -> Budget:
+        settings = limits()
+        if self.light or not _on_event_loop():
+            return _budget(settings.timeout_s, timeout_s, "PLAIT_TEMPLATE_TIMEOUT_S")
+        return _budget(settings.inline_timeout_s, timeout_s, "PLAIT_TEMPLATE_INLINE_TIMEOUT_S")
+
+    def _variables(self, lookup: Lookup, snapshot: bool = False) -> dict[str, Any]:
+        """The Jinja variables: substituted references as text, roots as values. `snapshot` copies
+        dict roots (a render thread must not see the run's variables change under it)."""
         variables: dict[str, Any] = {name: _text(_resolve(ref, lookup)) for name, ref in self._subs}
         for name, root in self._names:
             try:
-                variables[name] = lookup(root)
+                value = lookup(root)
             except KeyError:
                 continue  # left undefined: renders as "" and chains through attributes
+            variables[name] = dict(value) if snapshot and type(value) is dict else value
+        return variables
+
+    def _run_with(self, variables: dict[str, Any], budget: Budget) -> str:
+        token = enter(budget)
         try:
+            return self._run(variables, budget)
+        finally:
+            leave(token)
+
+    def _run(self, variables: dict[str, Any], budget: Budget) -> str:
+        jinja = self._jinja
+        assert jinja is not None
+        try:
+            budget.tick()
             return jinja.render(variables)
+        except TemplateError:
+            raise
         except SecurityError as exc:
             raise TemplateError(f"template blocked by the sandbox: {exc}") from exc
         except jinja2.TemplateError as exc:
             raise TemplateError(f"template error: {exc}") from exc
+        except RecursionError as exc:
+            raise TemplateLimitError(
+                "template recursion is too deep", hint="call macros (or loop(...)) less deeply"
+            ) from exc
+        except MemoryError as exc:
+            raise TemplateLimitError("template ran out of memory", hint="render less data") from exc
         except Exception as exc:  # errors inside expressions, e.g. `{{ 1 / 0 }}`
             raise TemplateError(f"template error: {type(exc).__name__}: {exc}") from exc
 
     def __repr__(self) -> str:
         return f"Template({self.text!r})"
+
+
+def _budget(limit_s: float, timeout_s: float | None, setting: str) -> Budget:
+    if timeout_s is not None and timeout_s < limit_s:
+        return Budget(max(timeout_s, 0.0), limits().max_chars, setting="the node's timeout_s")
+    return Budget(limit_s, limits().max_chars, setting=setting)
+
+
+def _on_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 @lru_cache(maxsize=4096)
@@ -213,17 +274,52 @@ def compile_template(text: str) -> Template:
     return Template(text)
 
 
-def render(value: Any, lookup: Lookup) -> Any:
-    """Render references/templates in a value, deeply; keys and non-string leaves are unchanged."""
+def render(value: Any, lookup: Lookup, *, timeout_s: float | None = None) -> Any:
+    """Render references/templates in a value, deeply; keys and non-string leaves are unchanged.
+
+    Synchronous: see the module docstring for what that means on an event loop (`arender`).
+    """
     if isinstance(value, str):
         if "{" not in value:
             return value
-        return compile_template(value).render(lookup)
+        return compile_template(value).render(lookup, timeout_s)
     if isinstance(value, dict):
-        return {k: render(v, lookup) for k, v in value.items()}
+        return {k: render(v, lookup, timeout_s=timeout_s) for k, v in value.items()}
     if isinstance(value, list):
-        return [render(v, lookup) for v in value]
+        return [render(v, lookup, timeout_s=timeout_s) for v in value]
     return value
+
+
+async def arender(value: Any, lookup: Lookup, *, timeout_s: float | None = None) -> Any:
+    """`render` for async code: templates that are not light render on a render thread, within
+    PLAIT_TEMPLATE_TIMEOUT_S or `timeout_s` (the caller's remaining time), whichever is shorter."""
+    if not needs_thread(value):
+        return render(value, lookup, timeout_s=timeout_s)
+    return await _arender(value, lookup, timeout_s)
+
+
+async def _arender(value: Any, lookup: Lookup, timeout_s: float | None) -> Any:
+    if isinstance(value, str):
+        if "{" not in value:
+            return value
+        return await compile_template(value).arender(lookup, timeout_s)
+    if isinstance(value, dict):
+        return {k: await _arender(v, lookup, timeout_s) for k, v in value.items()}
+    if isinstance(value, list):
+        return [await _arender(v, lookup, timeout_s) for v in value]
+    return value
+
+
+def needs_thread(value: Any) -> bool:
+    """Whether rendering `value` may take a template's whole time budget (a Jinja template with
+    loops, calls or macros): such values should be rendered with `arender`, off the event loop."""
+    if isinstance(value, str):
+        return "{" in value and not compile_template(value).light
+    if isinstance(value, dict):
+        return any(needs_thread(v) for v in value.values())
+    if isinstance(value, list):
+        return any(needs_thread(v) for v in value)
+    return False
 
 
 def find_refs(value: Any) -> list[Ref]:
