@@ -272,7 +272,8 @@ async def test_restore_after_crash_reruns_only_unfinished_nodes():
     )
     cp = InMemoryCheckpointer()
     full = await plait.run(doc, checkpointer=cp, run_id="k")
-    crashed = cp.truncated("k", 2)  # a and b were committed before the "crash"
+    # a and b were committed before the "crash" (each task node: a `running` delta, then `ok`)
+    crashed = cp.truncated("k", 4)
     CALLS.clear()
     resumed = await plait.resume(doc, "k", checkpointer=crashed)
     assert resumed.outputs == full.outputs == {"o": 1}

@@ -461,7 +461,7 @@ async def test_crash_after_a_decision_reruns_the_chosen_node_with_its_input() ->
     done = await plait.run(doc, checkpointer=cp, providers=providers)
     assert done.status == "completed"
     # The process died after decision 2 was stored but before b finished: only a's delta survived.
-    crashed = cp.truncated(done.run_id, 1)
+    crashed = cp.truncated(done.run_id, 2)  # a's `running` and `ok` deltas
     assert [d["step"] for d in crashed.runs[done.run_id].decisions] == [1, 2]
     CALLS.clear()
     fresh, fresh_providers = with_decider()  # the decider must not be asked again

@@ -86,8 +86,10 @@ async def test_human_flow_waits_then_resumes(checkpointer: SqlCheckpointer, stor
     assert cp is not None and cp.run.status == "completed" and cp.run.outputs == {"o": 41}
     assert [(d.node_id, d.status) for d in cp.deltas] == [
         ("start", "ok"),
+        ("ask", "running"),  # a task node's attempt is recorded before it runs
         ("ask", "waiting"),
         ("ask", "resumed"),
+        ("ask", "running"),
         ("ask", "ok"),
         ("o", "ok"),
     ]

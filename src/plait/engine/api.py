@@ -29,6 +29,7 @@ from plait.engine.checkpoint import Checkpoint, Checkpointer, InMemoryCheckpoint
 from plait.engine.errors import ResumeError, RunInputError, RunNotFoundError
 from plait.engine.events import Event, EventSink
 from plait.engine.flow import Flow, FlowLike, PlanCache, load_flow, validate_inputs
+from plait.engine.limits import DEFAULT_MAX_SUBFLOW_DEPTH, subflow_too_deep
 from plait.engine.policy import DataflowPolicy, SchedulingPolicy
 from plait.engine.policy_edge import EdgeLLMPolicy
 from plait.engine.results import RunResult
@@ -42,7 +43,7 @@ from plait.spec.problems import FlowValidationError
 from plait.tools.base import ToolRegistry
 from plait.tools.mcp import MCPConnections
 
-MAX_SUBFLOW_DEPTH = 16
+MAX_SUBFLOW_DEPTH = DEFAULT_MAX_SUBFLOW_DEPTH  # the default of `RunLimits.max_subflow_depth`
 
 # Where sub-flows named by id come from: a mapping, or an async lookup (the server's flow library).
 FlowLoader = Callable[[str], Awaitable[FlowLike | None]]
@@ -319,7 +320,8 @@ class SubflowResolver:
     """Runs the sub-flows of one flow's subflow nodes (`RunServices.resolve_flow`).
 
     Children are found in `flows` (a mapping or an async loader), then as files beside the parent
-    flow's file, and run with the parent's services one level deeper. Their checkpoints stay in
+    flow's file, and run with the parent's services one level deeper (at most
+    `RunLimits.max_subflow_depth` levels; their node executions count against the parent's). Their checkpoints stay in
     memory: when a child waits for people its state travels in the parent's interrupt (checkpointed
     with the parent), and the answer brings it back. Documents given as dicts are compiled once
     per top-level run (`cache`, shared with the children's resolvers).
@@ -341,12 +343,9 @@ class SubflowResolver:
 
     async def __call__(self, ref: str, inputs: dict[str, Any], call: SubflowCall) -> dict[str, Any]:
         depth = call.services.depth + 1
-        if depth > MAX_SUBFLOW_DEPTH:
-            raise NodeError(
-                f"sub-flows are nested deeper than {MAX_SUBFLOW_DEPTH} levels",
-                hint="check for a flow that calls itself",
-                retryable=False,
-            )
+        limit = call.services.limits.max_subflow_depth
+        if limit and depth > limit:
+            raise subflow_too_deep(limit)
         if self.cache is None:
             self.cache = PlanCache(32, registry=self.parent.registry)
         child_flow = await self._find(ref)

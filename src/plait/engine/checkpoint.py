@@ -4,6 +4,12 @@ The engine hands the checkpointer one `NodeDelta` per node transition (with the 
 since the previous save) *before* it schedules the node's dependants. Replaying the deltas of a
 run in order rebuilds its scheduler state exactly (see `Runner.restore`), so a checkpoint is
 just the run record plus its list of deltas.
+
+A node that runs as a task (one that may act outside plait: a model call, an HTTP request, code)
+is also recorded *before it runs*, by a `running` delta (`save_started`). A `running` delta that
+no later delta of its node follows is an attempt the server stopped in the middle: the restored
+run runs that node again as a new attempt and says so (`NodeRerun`), instead of pretending the
+cut-short attempt never happened.
 """
 
 from __future__ import annotations
@@ -27,7 +33,8 @@ def input_sources(raw: Any) -> InputSources | None:
 
 @dataclass(slots=True)
 class NodeDelta:
-    """What one node transition changed. `status`: ok, error, waiting (interrupted) or resumed."""
+    """What one node transition changed. `status`: ok, error, waiting (interrupted), resumed, or
+    running (an attempt starts: only `attempt` and `started_at` are set)."""
 
     node_id: str
     status: str
@@ -117,6 +124,10 @@ class Checkpointer(Protocol):
     async def save(self, run_id: str, delta: NodeDelta, events: Sequence[Event]) -> None:
         """Durably store one node delta and the events emitted since the last save."""
 
+    async def save_started(self, run_id: str, deltas: Sequence[NodeDelta], events: Sequence[Event]) -> None:
+        """Durably store `running` deltas (attempts about to start; see the module docstring) and
+        the events since the last save, in one transaction, before those attempts run."""
+
     async def save_decision(self, run_id: str, decision: dict[str, Any], events: Sequence[Event]) -> None:
         """Durably store one edge-LLM decision (`decision["step"]` orders them) and the events since
         the last save. Only runs with `settings.policy = "edge_llm"` call it."""
@@ -154,6 +165,12 @@ class InMemoryCheckpointer:
     async def save(self, run_id: str, delta: NodeDelta, events: Sequence[Event]) -> None:
         cp = self.runs[run_id]
         cp.deltas.append(delta)
+        if events:
+            cp.events.extend(events)
+
+    async def save_started(self, run_id: str, deltas: Sequence[NodeDelta], events: Sequence[Event]) -> None:
+        cp = self.runs[run_id]
+        cp.deltas.extend(deltas)
         if events:
             cp.events.extend(events)
 

@@ -30,6 +30,7 @@ NODE_STARTED = "node_started"
 NODE_TOKEN = "node_token"
 NODE_TOOL_CALL = "node_tool_call"
 NODE_RETRYING = "node_retrying"
+NODE_RERUN = "node_rerun"  # a node runs again: the server stopped while its attempt ran
 NODE_FINISHED = "node_finished"
 NODE_SKIPPED = "node_skipped"
 EDGE_FIRED = "edge_fired"
@@ -175,6 +176,17 @@ class NodeRetrying(EventData):
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
+class NodeRerun(EventData):
+    """A node runs again because its last attempt never ended: the server stopped while it ran
+    (a crash, or a restart). `attempt` is the new attempt; `reason` says why, for people. What the
+    cut-short attempt did outside plait (an HTTP call, a model call) may have happened."""
+
+    type: ClassVar[str] = NODE_RERUN
+    attempt: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class NodeFinished(EventData):
     """A node ended an attempt: `ok` with its `output` (and the fired `branch` ports), or an `error`."""
 
@@ -295,6 +307,7 @@ EVENT_TYPES: dict[str, type[EventData]] = {
         NodeToken,
         NodeToolCall,
         NodeRetrying,
+        NodeRerun,
         NodeFinished,
         NodeSkipped,
         EdgeFired,
@@ -385,6 +398,7 @@ __all__ = [
     "EventData",
     "EventSink",
     "NodeFinished",
+    "NodeRerun",
     "NodeRetrying",
     "NodeSkipped",
     "NodeStarted",

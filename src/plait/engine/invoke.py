@@ -2,8 +2,9 @@
 
 Everything that can go wrong in a node ends here as an outcome, never as an exception reaching
 the scheduler: a `NodeError` (its message and fix), an interrupt (`ctx.interrupt`), a timeout, a
-schema violation of the input or output, or a bug in the node type. Retries (`retry.max_attempts`
-calls in all, `delay_s` growing by `backoff`) apply to retryable errors only.
+schema violation of the input or output, an output over the run's size budget
+(`plait.engine.limits`), or a bug in the node type. Retries (`retry.max_attempts` calls in all,
+`delay_s` growing by `backoff`) apply to retryable errors only.
 
 `call_inline` is the fast path for pure in-memory nodes (`Node.inline`): synchronous, in the
 driver loop, no task, no timeout, no retry (the plan sends nodes with retries, timeouts or
@@ -14,12 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from plait.engine.context import NodeRunContext
+from plait.engine.limits import output_size_over, output_too_large
 from plait.engine.plan import PlanNode
 from plait.nodes.base import InterruptRequest, NodeError, NodeResult
 
@@ -62,8 +64,18 @@ def schema_error(validator: Any, value: Any) -> str | None:
     return f"{path or '(root)'}: {err.message}"
 
 
-def call_inline(pn: PlanNode, ctx: NodeRunContext) -> NodeOutcome:
-    """Run a pure in-memory node synchronously."""
+def _first_node_error(group: BaseExceptionGroup[Any]) -> NodeError | None:
+    """The first `NodeError` in a (nested) exception group: what a person should read."""
+    for exc in group.exceptions:
+        if isinstance(exc, NodeError):
+            return exc
+        if isinstance(exc, BaseExceptionGroup) and (found := _first_node_error(exc)) is not None:
+            return found
+    return None
+
+
+def call_inline(pn: PlanNode, ctx: NodeRunContext, max_output: int = 0) -> NodeOutcome:
+    """Run a pure in-memory node synchronously; `max_output`: its output budget in bytes (0: none)."""
     t0 = time.perf_counter()
     try:
         result = pn.node.execute(ctx)
@@ -75,10 +87,14 @@ def call_inline(pn: PlanNode, ctx: NodeRunContext) -> NodeOutcome:
         return NodeOutcome(_ERROR, error=f"{type(exc).__name__}: {exc}")
     duration_ms = (time.perf_counter() - t0) * 1000
     if type(result) is NodeResult:
-        return NodeOutcome(
+        outcome = NodeOutcome(
             _OK, result.output, result.ports, result.usage, None, None, 1, duration_ms, ctx.var_changes
         )
-    return NodeOutcome(_OK, result, None, None, None, None, 1, duration_ms, ctx.var_changes)
+    else:
+        outcome = NodeOutcome(_OK, result, None, None, None, None, 1, duration_ms, ctx.var_changes)
+    if max_output and (size := output_size_over(outcome.output, max_output)) is not None:
+        return NodeOutcome(_ERROR, error=format_error(output_too_large(pn.id, size, max_output)))
+    return outcome
 
 
 async def call(
@@ -86,19 +102,27 @@ async def call(
     value: Any,
     new_context: Callable[[int], NodeRunContext],
     on_retry: Callable[[int, str, float], None],
+    start_retry: Callable[[int], Awaitable[None]],
+    *,
+    first_attempt: int = 1,
+    max_output: int = 0,
 ) -> NodeOutcome:
-    """Run a node's attempts: input check, then per attempt its timeout and output check.
+    """Run a node's attempts: input check, then per attempt its timeout and output checks.
 
-    `new_context(attempt)` builds the context of an attempt (and reports attempts after the
-    first as started); `on_retry(attempt, error, delay_s)` reports a failed attempt that will be
-    retried.
+    `new_context(attempt)` builds the context of an attempt; `on_retry(attempt, error, delay_s)`
+    reports a failed attempt that will be retried and `start_retry(attempt)` reports (and
+    records) the start of each attempt after the first, once its delay has passed.
+    `first_attempt` is above 1 for a node run again after a crash stopped it: the attempts
+    continue from there, and `retry.max_attempts` still counts them all. `max_output`: the output
+    budget in bytes (0: none).
     """
     if pn.input_validator is not None:
         problem = schema_error(pn.input_validator, value)
         if problem:
-            return NodeOutcome(_ERROR, error=f"input does not match input_schema: {problem}")
+            mismatch = f"input does not match input_schema: {problem}"
+            return NodeOutcome(_ERROR, error=mismatch, attempt=first_attempt)
     delay = pn.retry_delay_s
-    attempt = 1
+    attempt = first_attempt
     while True:
         ctx = new_context(attempt)
         t0 = time.perf_counter()
@@ -113,6 +137,8 @@ async def call(
                 problem = schema_error(pn.output_validator, result.output)
                 if problem:
                     raise NodeError(f"output does not match output_schema: {problem}")
+            if max_output and (size := output_size_over(result.output, max_output)) is not None:
+                raise output_too_large(pn.id, size, max_output)
             return NodeOutcome(
                 _OK,
                 result.output,
@@ -128,6 +154,12 @@ async def call(
             error, retryable = format_error(exc), exc.retryable
         except TimeoutError:
             error = f"timed out after {pn.timeout_s:g}s"
+        except ExceptionGroup as group:  # work the node ran in a TaskGroup (a map's items)
+            first = _first_node_error(group)
+            if first is None:
+                error = f"{type(group).__name__}: {group}"
+            else:
+                error, retryable = format_error(first), first.retryable
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
         if not retryable or attempt >= pn.max_attempts:
@@ -142,6 +174,10 @@ async def call(
             await asyncio.sleep(delay)
             delay *= pn.retry_backoff
         attempt += 1
+        try:
+            await start_retry(attempt)
+        except NodeError as exc:  # the run has no node executions left
+            return NodeOutcome(_ERROR, error=format_error(exc), attempt=attempt)
 
 
 __all__ = ["NodeOutcome", "OutcomeKind", "call", "call_inline", "format_error", "schema_error"]

@@ -87,6 +87,8 @@ class EventLog(Protocol):
 
     async def save(self, delta: NodeDelta) -> None: ...
 
+    async def save_started(self, deltas: Sequence[NodeDelta]) -> None: ...
+
 
 class RunJournal:
     """The event log and checkpoint hand-off of a top-level run (see the module docstring)."""
@@ -161,6 +163,12 @@ class RunJournal:
                 delta = masked_delta(self.mask, delta)
             await self.checkpointer.save(self.run_id, delta, self.take_unsaved())
 
+    async def save_started(self, deltas: Sequence[NodeDelta]) -> None:
+        """Record attempts about to start (`running` deltas: no user data) with the events since
+        the last save, before they run (see plait.engine.checkpoint)."""
+        if self.checkpointer is not None:
+            await self.checkpointer.save_started(self.run_id, deltas, self.take_unsaved())
+
     async def save_decision(self, record: dict[str, Any]) -> None:
         if self.checkpointer is not None:
             if self.mask is not None:
@@ -190,6 +198,9 @@ class BodyJournal:
 
     async def save(self, delta: NodeDelta) -> None:
         """Bodies are not checkpointed: their node's delta (with the body's outputs) is."""
+
+    async def save_started(self, deltas: Sequence[NodeDelta]) -> None:
+        """Nor are their starts: a body runs again as a whole with its node."""
 
 
 __all__ = ["BodyJournal", "EventLog", "RunJournal", "masked_delta", "masked_event"]

@@ -6,7 +6,11 @@ ready nodes join the queue), and the loop starts nothing while an outcome waits 
 
 The loop asks its `SchedulingPolicy` what to start (`startable`) and what to do when nothing is
 running (`idle`); pure in-memory nodes run inline when the policy allows it, others as tasks (at
-most `max_concurrency`). The rest lives in small modules: run state and readiness (`state`), node
+most `max_concurrency`). In a checkpointed run the tasks it starts are recorded (`running`
+deltas, one save for all of them) before any of them runs, so that a node the server stopped in
+the middle is run again as a new attempt, with a `NodeRerun` event saying why. Every node start
+counts against the run tree's node executions, and every output against the output budget
+(`plait.engine.limits`). The rest lives in small modules: run state and readiness (`state`), node
 invocation (`invoke`), commit (`commit`), the node context (`context`), events and checkpoint
 hand-off (`journal`), results (`results`) and the run's services (`services`).
 """
@@ -26,8 +30,9 @@ from plait.engine.commit import ToSave, commit, save_then_queue
 from plait.engine.context import MISSING, NodeRunContext, Scope, lookup_secret
 from plait.engine.errors import ResumeError
 from plait.engine.events import EventSink
-from plait.engine.invoke import NodeOutcome, OutcomeKind, call, call_inline
+from plait.engine.invoke import NodeOutcome, OutcomeKind, call, call_inline, format_error
 from plait.engine.journal import BodyJournal, EventLog, RunJournal
+from plait.engine.limits import ExecutionCount, too_many_executions
 from plait.engine.plan import Plan, PlanNode
 from plait.engine.policy import DataflowPolicy, SchedulingPolicy
 from plait.engine.results import RunResult
@@ -38,6 +43,12 @@ from plait.nodes.base import NodeError
 
 # How far seqs jump when a run continues after a crash (see Runner.restore).
 SEQ_GAP_AFTER_CRASH = 1_000_000
+
+# Why a node runs again after a restore (`NodeRerun.reason`): see plait.engine.checkpoint.
+RERUN_REASON = (
+    "the server stopped while attempt {attempt} of this node ran, so it runs again; "
+    "what that attempt did outside plait may have happened"
+)
 
 _RUNNING = NodeStatus.RUNNING
 _COMPLETED, _FAILED, _CANCELLED, _WAITING = (
@@ -92,8 +103,18 @@ class Runner:
         self.journal: EventLog = journal
         self.emit = journal.emit
         self.parent = parent
+        limits = self.services.limits
+        self.max_output = limits.max_node_output_bytes
+        self.max_executions = limits.max_node_executions
+        if self.services.executions is None:  # a top-level run: its bodies and sub-flows share this
+            self.services = self.services.child(executions=ExecutionCount())
+        self.executions: ExecutionCount = self.services.executions  # type: ignore[assignment]
         self._done: deque[tuple[int, NodeOutcome]] = deque()
         self._tasks: dict[int, asyncio.Task[None]] = {}
+        # Checkpointed runs: tasks just started, held at `_gate` until their `running` deltas
+        # (`_starting`) are saved (`_save_starts`).
+        self._starting: list[NodeDelta] = []
+        self._gate: asyncio.Future[None] | None = None
         self._wakeup: asyncio.Future[None] | None = None
         self._cancelled = False
         self.created_at = time.time()
@@ -191,15 +212,22 @@ class Runner:
             if self._cancelled or state.failure is not None:
                 await self._stop_tasks()
                 return _CANCELLED if self._cancelled else _FAILED
-            for idx in policy.startable(self):
-                pn = nodes[idx]
-                if inline and pn.inline and idx not in state.resume_data:
-                    if (to_save := self._commit(idx, self._run_inline(pn))) is not None:
-                        await save_then_queue(state, self.journal, to_save)
-                    if state.failure is not None:
-                        break
-                else:
-                    self._start_task(pn)
+            try:
+                for idx in policy.startable(self):
+                    pn = nodes[idx]
+                    if inline and pn.inline and idx not in state.resume_data:
+                        if (to_save := self._commit(idx, self._run_inline(pn))) is not None:
+                            await save_then_queue(state, self.journal, to_save)
+                        if state.failure is not None:
+                            break
+                    else:
+                        self._start_task(pn)
+                if self._starting:
+                    await self._save_starts()
+            except BaseException:
+                if self._gate is not None:  # the held tasks must not run
+                    self._gate.cancel()
+                raise
             if done or (state.failure is not None and not self._tasks):
                 continue
             if self._tasks:
@@ -223,12 +251,21 @@ class Runner:
         self._done.clear()
 
     # ----------------------------------------------------------------- node execution
-    def _mark_started(self, pn: PlanNode, attempt: int) -> None:
+    def _mark_started(self, pn: PlanNode, attempt: int) -> bool:
+        """Report the attempt started; False when the run tree has used up its node executions
+        (then the attempt must not run: `_out_of_executions`)."""
         nr = self.state.node_run(pn.index)
         nr.status, nr.attempts, nr.started_at = _RUNNING, attempt, time.time()
         self.state.status[pn.index] = _RUNNING
         started = pn.started if attempt == 1 else ev.NodeStarted(pn.spec.type, attempt)
         self.journal.emit(started, pn.id)
+        count = self.executions
+        count.used += 1
+        return not (self.max_executions and count.used > self.max_executions)
+
+    def _out_of_executions(self, attempt: int) -> NodeOutcome:
+        error = format_error(too_many_executions(self.max_executions))
+        return NodeOutcome(OutcomeKind.ERROR, error=error, attempt=attempt)
 
     def _context(
         self, pn: PlanNode, attempt: int, value: Any, ports: dict[str, Any], scope: Scope
@@ -237,27 +274,51 @@ class Runner:
         return NodeRunContext(self, pn, attempt, value, ports, self.vars, scope, resume)
 
     def _run_inline(self, pn: PlanNode) -> NodeOutcome:
-        self._mark_started(pn, 1)
+        if not self._mark_started(pn, 1):
+            return self._out_of_executions(1)
         value, ports, scope = self.policy.node_input(self, pn.index)
-        return call_inline(pn, self._context(pn, 1, value, ports, scope))
+        return call_inline(pn, self._context(pn, 1, value, ports, scope), self.max_output)
 
     def _start_task(self, pn: PlanNode) -> None:
-        self._mark_started(pn, 1)
-        self._tasks[pn.index] = asyncio.get_running_loop().create_task(self._run_task(pn))
+        attempt = 1
+        unfinished = self.state.unfinished
+        if unfinished and pn.index in unfinished:  # restored: the server stopped it mid-attempt
+            attempt = unfinished.pop(pn.index) + 1
+            self.journal.emit(ev.NodeRerun(attempt, RERUN_REASON.format(attempt=attempt - 1)), pn.id)
+        allowed = self._mark_started(pn, attempt)
+        gate = None
+        if self.journal.checkpointing:
+            self._starting.append(self._running_delta(pn, attempt))
+            gate = self._gate
+            if gate is None:
+                gate = self._gate = asyncio.get_running_loop().create_future()
+        self._tasks[pn.index] = asyncio.get_running_loop().create_task(
+            self._run_task(pn, attempt, allowed, gate)
+        )
 
-    async def _run_task(self, pn: PlanNode) -> None:
+    def _running_delta(self, pn: PlanNode, attempt: int) -> NodeDelta:
+        return NodeDelta(
+            pn.id, _RUNNING, attempt=attempt, started_at=self.state.node_run(pn.index).started_at
+        )
+
+    async def _save_starts(self) -> None:
+        """Record the tasks just started, then let them run (see the module docstring)."""
+        starting, self._starting = self._starting, []
+        gate, self._gate = self._gate, None
+        await self.journal.save_started(starting)
+        if gate is not None:
+            gate.set_result(None)
+
+    async def _run_task(
+        self, pn: PlanNode, attempt: int, allowed: bool, gate: asyncio.Future[None] | None
+    ) -> None:
         try:
-            value, ports, scope = self.policy.node_input(self, pn.index)
-
-            def new_context(attempt: int) -> NodeRunContext:
-                if attempt > 1:
-                    self._mark_started(pn, attempt)
-                return self._context(pn, attempt, value, ports, scope)
-
-            def on_retry(attempt: int, error: str, delay: float) -> None:
-                self.journal.emit(ev.NodeRetrying(attempt, error, delay), pn.id)
-
-            outcome = await call(pn, value, new_context, on_retry)
+            if gate is not None:
+                await asyncio.shield(gate)  # (a cancelled task must not cancel the others' gate)
+            if not allowed:
+                outcome = self._out_of_executions(attempt)
+            else:
+                outcome = await self._attempts(pn, attempt)
         except asyncio.CancelledError:
             outcome = NodeOutcome(OutcomeKind.CANCELLED)
         except Exception as exc:  # noqa: BLE001 - defensive: the engine must always record an outcome
@@ -265,6 +326,25 @@ class Runner:
         self._tasks.pop(pn.index, None)
         self._done.append((pn.index, outcome))
         self._wake()
+
+    async def _attempts(self, pn: PlanNode, first: int) -> NodeOutcome:
+        value, ports, scope = self.policy.node_input(self, pn.index)
+
+        def new_context(attempt: int) -> NodeRunContext:
+            return self._context(pn, attempt, value, ports, scope)
+
+        def on_retry(attempt: int, error: str, delay: float) -> None:
+            self.journal.emit(ev.NodeRetrying(attempt, error, delay), pn.id)
+
+        async def start_retry(attempt: int) -> None:
+            if not self._mark_started(pn, attempt):
+                raise too_many_executions(self.max_executions)
+            if self.journal.checkpointing:
+                await self.journal.save_started([self._running_delta(pn, attempt)])
+
+        return await call(
+            pn, value, new_context, on_retry, start_retry, first_attempt=first, max_output=self.max_output
+        )
 
     def _commit(self, idx: int, outcome: NodeOutcome) -> ToSave | None:
         self.policy.on_outcome(self, idx, outcome)
@@ -376,4 +456,4 @@ class Runner:
         return await self._finish(_FAILED)
 
 
-__all__ = ["SEQ_GAP_AFTER_CRASH", "Runner"]
+__all__ = ["RERUN_REASON", "SEQ_GAP_AFTER_CRASH", "Runner"]

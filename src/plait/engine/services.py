@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from plait.engine.cancel import CancelSource
 from plait.engine.events import EventData
+from plait.engine.limits import DEFAULT_LIMITS, ExecutionCount, RunLimits
 from plait.llm.base import Provider
 from plait.net.http import HttpClients
 from plait.net.redact import SecretMask
@@ -58,6 +59,10 @@ class RunServices:
     mcp_servers: Mapping[str, Any] = field(default_factory=dict)  # the flow's settings.mcp_servers
     component_source: ComponentSource | None = None  # where `component` nodes find components
     cancels: CancelSource | None = None  # where a cancel request for the run comes from
+    limits: RunLimits = DEFAULT_LIMITS  # output size, sub-flow depth, node executions (engine.limits)
+    # The node executions of the run tree so far: the engine gives each top-level run its own,
+    # and its bodies and sub-flow children share it.
+    executions: ExecutionCount | None = None
     http: HttpClients | None = None  # HTTP client pool (http node, web tools); None: the engine's default
     mcp: MCPConnections | None = None  # MCP sessions (mcp: tools); None: the engine's default
     resolve_flow: FlowResolver | None = None  # for subflow nodes; None: sub-flows unavailable

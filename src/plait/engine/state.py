@@ -52,6 +52,7 @@ class RunState:
         "ready",
         "paused",
         "failure",
+        "unfinished",
     )
 
     def __init__(self, plan: Plan, variables: dict[str, Any]) -> None:
@@ -70,6 +71,9 @@ class RunState:
         self.ready: deque[int] = deque(plan.roots)  # the dataflow policy's queue
         self.paused = False  # a blocking interrupt: start nothing new
         self.failure: tuple[str | None, str] | None = None  # (node id or None, message)
+        # Restored runs: nodes whose last recorded attempt started and never ended (the server
+        # stopped while it ran), by index -> that attempt. The runner runs them again as a new one.
+        self.unfinished: dict[int, int] = {}
 
     # ----------------------------------------------------------------- reading
     def node_run(self, idx: int) -> NodeRun:
@@ -211,6 +215,11 @@ class RunState:
         if delta.vars:
             self.vars.update(delta.vars)
         status = delta.status
+        if status == _RUNNING:  # an attempt started; a later delta of the node says it ended
+            nr.attempts, nr.started_at = delta.attempt, delta.started_at
+            self.unfinished[idx] = delta.attempt
+            return idx
+        self.unfinished.pop(idx, None)
         if status == _OK:
             nr.status, nr.output, nr.ports, nr.attempts = _OK, delta.output, delta.ports, delta.attempt
             nr.started_at, nr.duration_ms, nr.usage, nr.reused = (

@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from plait.engine.limits import DEFAULT_LIMITS, RunLimits
+
 
 def _float(name: str, default: float) -> float:
     raw = os.environ.get(name)
@@ -13,6 +15,17 @@ def _float(name: str, default: float) -> float:
         return float(raw) if raw else default
     except ValueError as exc:
         raise ValueError(f"{name} must be a number, not {raw!r}") from exc
+
+
+def _count(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    try:
+        value = int(raw) if raw else default
+    except ValueError as exc:
+        raise ValueError(f"{name} must be a whole number, not {raw!r}") from exc
+    if value < 0:
+        raise ValueError(f"{name} must be 0 (no limit) or more, not {value}")
+    return value
 
 
 def _bool(name: str, default: bool) -> bool:
@@ -35,6 +48,9 @@ class Settings:
     require_auth: bool = True  # False: every request acts as the local admin (tests, embedding)
     signin_link_base: str | None = None  # `plait serve`: print a one-time sign-in link on this URL
     secure_cookies: bool = False  # PLAIT_SECURE_COOKIES: the session cookie only over HTTPS
+    # Every run's budgets (plait.engine.limits): PLAIT_MAX_NODE_OUTPUT_BYTES (1 MiB),
+    # PLAIT_MAX_SUBFLOW_DEPTH (16), PLAIT_MAX_NODE_EXECUTIONS (10,000); 0 turns one off.
+    limits: RunLimits = DEFAULT_LIMITS
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -52,4 +68,11 @@ class Settings:
             import_examples=_bool("PLAIT_IMPORT_EXAMPLES", False),
             examples_dir=Path(examples) if examples else None,
             secure_cookies=_bool("PLAIT_SECURE_COOKIES", False),
+            limits=RunLimits(
+                max_node_output_bytes=_count(
+                    "PLAIT_MAX_NODE_OUTPUT_BYTES", DEFAULT_LIMITS.max_node_output_bytes
+                ),
+                max_subflow_depth=_count("PLAIT_MAX_SUBFLOW_DEPTH", DEFAULT_LIMITS.max_subflow_depth),
+                max_node_executions=_count("PLAIT_MAX_NODE_EXECUTIONS", DEFAULT_LIMITS.max_node_executions),
+            ),
         )

@@ -5,10 +5,18 @@ tables keep them column by column so that loading gives back exactly what was sa
 input sources come back as tuples, events as typed payloads). The SQLAlchemy transactions, the
 raw sqlite3 transactions and the repositories all use these functions, so the two write paths of
 the checkpointer cannot drift apart.
+
+A value is stored once. A node's output is in its `node_runs` row, so the `node_finished` event
+saved with that row keeps `"output_in": "node_runs"` instead of a second copy; a run's inputs and
+a completed run's outputs are in its `runs` row, so its `run_started` and `run_finished` events
+keep `"inputs_in": "runs"` and `"outputs_in": "runs"`. Reading the events back (`stored_events`)
+puts the values in again: what the API and the streams return is the event as the engine emitted
+it.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,31 +35,126 @@ def json_or_none(value: Any) -> str | None:
 
 
 # ------------------------------------------------------------------------------------- events
-def event_rows(run_id: str, events: Sequence[Event]) -> list[dict[str, Any]]:
-    """`run_events` rows (for SQLAlchemy: the payload stays a Python value)."""
-    return [
-        {
-            "run_id": run_id,
-            "seq": e.seq,
-            "type": e.type,
-            "node_id": e.node_id,
-            "data": e.wire_data(),
-            "ts": e.ts,
-        }
-        for e in events
-    ]
+# Where a value left out of a stored event is (see the module docstring): the event keeps
+# `<field>_in` naming the table instead of `<field>`.
+OUTPUT_IN = "output_in"  # node_finished: "node_runs", the output of the node run saved with it
+IN_NODE_RUNS, IN_RUNS = "node_runs", "runs"
+# The run-level events whose value the run row saved with them holds: type -> (field, column).
+RUN_ROW_FIELDS: dict[str, str] = {ev.RUN_STARTED: "inputs", ev.RUN_FINISHED: "outputs"}
 
 
-def sqlite_event_rows(run_id: str, events: Sequence[Event]) -> list[dict[str, Any]]:
+def event_rows(
+    run_id: str,
+    events: Sequence[Event],
+    *,
+    output_of: str | None = None,
+    run_row: str | None = None,
+) -> list[dict[str, Any]]:
+    """`run_events` rows (for SQLAlchemy: the payload stays a Python value).
+
+    `output_of`: the node whose `ok` delta is saved with these events: its `node_finished` refers
+    to that node run's output. `run_row`: the type of the run-level event (`run_started`,
+    `run_finished`) whose inputs or outputs the run row saved with them holds."""
+    field = RUN_ROW_FIELDS[run_row] if run_row is not None else None
+    rows = []
+    for e in events:
+        data = e.wire_data()
+        if data is not None:
+            if output_of is not None and e.type == ev.NODE_FINISHED and e.node_id == output_of:
+                if data.get("ok") and "output" in data:
+                    del data["output"]
+                    data[OUTPUT_IN] = IN_NODE_RUNS
+            elif field is not None and e.type == run_row and data.get(field):
+                del data[field]
+                data[field + "_in"] = IN_RUNS
+        rows.append(
+            {"run_id": run_id, "seq": e.seq, "type": e.type, "node_id": e.node_id, "data": data, "ts": e.ts}
+        )
+    return rows
+
+
+def sqlite_event_rows(
+    run_id: str, events: Sequence[Event], *, output_of: str | None = None, run_row: str | None = None
+) -> list[dict[str, Any]]:
     """`event_rows` for a raw sqlite3 statement (the payload as JSON text)."""
-    rows = event_rows(run_id, events)
+    rows = event_rows(run_id, events, output_of=output_of, run_row=run_row)
     for row in rows:
         row["data"] = json_or_none(row["data"])
     return rows
 
 
 def row_to_event(run_id: str, row: Any) -> Event:
+    """The event of a `run_events` row whose payload is complete (see `stored_events`)."""
     return Event(row.seq, row.type, run_id, row.ts, row.node_id, row.data)
+
+
+def references(rows: Sequence[Any]) -> tuple[int | None, list[str]]:
+    """What `stored_events` needs for these event rows: the lowest seq of a `node_finished`
+    whose output is in `node_runs` (None: none is), and the run row's columns some refer to."""
+    lowest: int | None = None
+    columns: list[str] = []
+    for row in rows:
+        data = row.data
+        if type(data) is dict:
+            if OUTPUT_IN in data:
+                if lowest is None or row.seq < lowest:
+                    lowest = row.seq
+            else:
+                field = RUN_ROW_FIELDS.get(row.type)
+                if field is not None and field + "_in" in data and field not in columns:
+                    columns.append(field)
+    return lowest, columns
+
+
+class NodeOutputs:
+    """The `ok` node runs' outputs of one run, to find the one a `node_finished` event refers to:
+    the first `ok` row of its node saved with or after the event (`event_seq` >= its seq)."""
+
+    __slots__ = ("_by_node",)
+
+    def __init__(self, rows: Sequence[Any]) -> None:
+        """`rows`: `node_runs` rows (`node_id`, `status`, `event_seq`, `output`) in any order."""
+        by_node: dict[str, list[tuple[int, Any]]] = {}
+        for r in rows:
+            if r.status == "ok" and r.event_seq is not None:
+                by_node.setdefault(r.node_id, []).append((r.event_seq, r.output))
+        for found in by_node.values():
+            found.sort(key=lambda pair: pair[0])
+        self._by_node = by_node
+
+    def find(self, node_id: str, seq: int) -> Any:
+        found = self._by_node.get(node_id)
+        if not found:
+            return None
+        i = bisect_left(found, seq, key=lambda pair: pair[0])
+        return found[i][1] if i < len(found) else None
+
+
+def stored_events(
+    run_id: str,
+    rows: Sequence[Any],
+    outputs: NodeOutputs | None = None,
+    run_row: dict[str, Any] | None = None,
+) -> list[Event]:
+    """The events of `run_events` rows with the values they refer to put back: `outputs`, the
+    run's node outputs; `run_row`, the run row's columns (`references` says which are needed)."""
+    events = []
+    for row in rows:
+        data = row.data
+        if type(data) is dict:
+            if OUTPUT_IN in data:
+                data = dict(data)
+                del data[OUTPUT_IN]
+                data["output"] = outputs.find(row.node_id, row.seq) if outputs is not None else None
+            else:
+                field = RUN_ROW_FIELDS.get(row.type)
+                if field is not None and field + "_in" in data:
+                    data = dict(data)
+                    del data[field + "_in"]
+                    value = run_row.get(field) if run_row is not None else None
+                    data[field] = value if value is not None else {}
+        events.append(Event(row.seq, row.type, run_id, row.ts, row.node_id, data))
+    return events
 
 
 def finished_usage(events: Sequence[Event]) -> dict[str, int] | None:
@@ -151,7 +254,12 @@ def live_vars(context: Any) -> dict[str, Any] | None:
 
 
 __all__ = [
+    "IN_NODE_RUNS",
+    "IN_RUNS",
     "NODE_RUN_JSON_COLUMNS",
+    "OUTPUT_IN",
+    "RUN_ROW_FIELDS",
+    "NodeOutputs",
     "decision_row",
     "delta_row",
     "event_rows",
@@ -160,7 +268,9 @@ __all__ = [
     "live_vars",
     "row_to_delta",
     "row_to_event",
+    "references",
     "row_to_record",
     "sqlite_delta_row",
     "sqlite_event_rows",
+    "stored_events",
 ]

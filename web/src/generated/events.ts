@@ -12,6 +12,7 @@ export type RunEvent =
   | NodeToken
   | NodeToolCall
   | NodeRetrying
+  | NodeRerun
   | NodeFinished
   | NodeSkipped
   | EdgeFired
@@ -70,6 +71,18 @@ export interface NodeRetrying {
   attempt: number;
   error: string;
   delay_s: number;
+}
+/**
+ * A node runs again because its last attempt never ended: the server stopped while it ran (a crash, or a restart). `attempt` is the new attempt; `reason` says why, for people. What the cut-short attempt did outside plait (an HTTP call, a model call) may have happened.
+ */
+export interface NodeRerun {
+  seq: number;
+  type: "node_rerun";
+  run_id: string;
+  ts: number;
+  node_id?: string;
+  attempt: number;
+  reason: string;
 }
 /**
  * A node ended an attempt: `ok` with its `output` (and the fired `branch` ports), or an `error`.

@@ -97,8 +97,10 @@ class RunLauncher:
         self.secrets = RunSecrets(store.variables)  # each run's `env` and the mask of its secrets
         # What every run of the service gets from outside the flow (providers and tools, and
         # whatever is None here: the engine's defaults); cancel requests reach the runs through
-        # `cancels`.
-        self.services = RunServices(component_source=components, cancels=cancels, http=http, mcp=mcp)
+        # `cancels`; the deployment's budgets (output size, sub-flow depth, node executions) apply.
+        self.services = RunServices(
+            component_source=components, cancels=cancels, http=http, mcp=mcp, limits=settings.limits
+        )
         # What every engine call of the launcher passes (with the run's `env`).
         self._engine_options: dict[str, Any] = {
             "checkpointer": store.checkpointer,

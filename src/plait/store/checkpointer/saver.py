@@ -27,7 +27,15 @@ from plait.store.checkpointer import sqlite as sqlite_tx
 from plait.store.checkpointer import transactions as sql_tx
 from plait.store.db import sqlite_path
 from plait.store.models import Decision, NodeRunRow, RunEvent, table_of
-from plait.store.rows import decision_row, delta_row, live_vars, row_to_delta, row_to_event, row_to_record
+from plait.store.rows import (
+    NodeOutputs,
+    decision_row,
+    delta_row,
+    live_vars,
+    row_to_delta,
+    row_to_record,
+    stored_events,
+)
 from plait.store.sqlite_writer import SqliteWriter
 
 _node_runs = table_of(NodeRunRow)
@@ -109,6 +117,13 @@ class SqlCheckpointer:
         if merged is not None or written is not None:
             self._vars[run_id] = merged if merged is not None else written
 
+    async def save_started(self, run_id: str, deltas: Sequence[NodeDelta], events: Sequence[Event]) -> None:
+        """`running` node rows (attempts about to start), with the events since the last save."""
+        seq = events[-1].seq if events else None
+        now = time.time()
+        rows = [delta_row(run_id, delta, seq, now) for delta in deltas]
+        await self._commit(sqlite_tx.save_started, sql_tx.save_started, run_id, rows, events)
+
     async def save_decision(self, run_id: str, decision: dict[str, Any], events: Sequence[Event]) -> None:
         """One edge-LLM decision into `decisions` (served by GET /runs/{id}/decisions), with its events."""
         row = decision_row(run_id, decision, time.time())
@@ -168,7 +183,7 @@ class SqlCheckpointer:
         return Checkpoint(
             record,
             [row_to_delta(r) for r in deltas],
-            [row_to_event(run_id, r) for r in event_rows],
+            stored_events(run_id, event_rows, NodeOutputs(deltas), dict(run._mapping)) if event_rows else [],
             list(decisions),
             last_seq,
         )

@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import bindparam, insert
 
 import plait.store.run_rows_sqlite as run_rows_sqlite
+from plait.engine import events as ev
 from plait.engine.events import Event
 from plait.store.db import json_dumps
 from plait.store.models import Decision, NodeRunRow, RunEvent, table_of
@@ -30,14 +31,22 @@ _SQL_INSERT_DECISION = compile_sql(
 )
 
 
-def _add_events(db: sqlite3.Connection, run_id: str, events: Sequence[Event]) -> None:
+def _add_events(
+    db: sqlite3.Connection,
+    run_id: str,
+    events: Sequence[Event],
+    *,
+    output_of: str | None = None,
+    run_row: str | None = None,
+) -> None:
     if events:
-        db.executemany(_SQL_INSERT_EVENT, sqlite_event_rows(run_id, events))
+        rows = sqlite_event_rows(run_id, events, output_of=output_of, run_row=run_row)
+        db.executemany(_SQL_INSERT_EVENT, rows)
 
 
 def begin(db: sqlite3.Connection, run_id: str, values: dict[str, Any], events: Sequence[Event]) -> Any:
     context = run_rows_sqlite.begin(db, values)
-    _add_events(db, run_id, events)
+    _add_events(db, run_id, events, run_row=ev.RUN_STARTED)
     return context
 
 
@@ -50,8 +59,9 @@ def save(
     var_changes: dict[str, Any] | None,
 ) -> dict[str, Any] | None:
     """As `transactions.save`."""
+    output_of = row["node_id"] if row["status"] == "ok" else None
     db.execute(_SQL_INSERT_NODE_RUN, sqlite_delta_row(row))
-    _add_events(db, run_id, events)
+    _add_events(db, run_id, events, output_of=output_of)
     live = None
     if context is None and var_changes:
         live = run_rows_sqlite.read_vars(db, run_id)
@@ -62,6 +72,14 @@ def save(
     return live
 
 
+def save_started(
+    db: sqlite3.Connection, run_id: str, rows: Sequence[dict[str, Any]], events: Sequence[Event]
+) -> None:
+    """As `transactions.save_started`."""
+    db.executemany(_SQL_INSERT_NODE_RUN, [sqlite_delta_row(row) for row in rows])
+    _add_events(db, run_id, events)
+
+
 def save_decision(db: sqlite3.Connection, run_id: str, row: dict[str, Any], events: Sequence[Event]) -> None:
     db.execute(_SQL_INSERT_DECISION, {**row, "data": json_dumps(row["data"])})
     if events:
@@ -70,8 +88,8 @@ def save_decision(db: sqlite3.Connection, run_id: str, row: dict[str, Any], even
 
 
 def finish(db: sqlite3.Connection, run_id: str, values: dict[str, Any], events: Sequence[Event]) -> None:
-    _add_events(db, run_id, events)
+    _add_events(db, run_id, events, run_row=ev.RUN_FINISHED)
     run_rows_sqlite.finish(db, run_id, values)
 
 
-__all__ = ["begin", "finish", "save", "save_decision"]
+__all__ = ["begin", "finish", "save", "save_decision", "save_started"]

@@ -3,7 +3,8 @@ without the writer thread): one function per protocol call, each run in one tran
 synchronous `Connection` (`AsyncConnection.run_sync`).
 
 Hot path (`save`, once per node transition): at most three statements and no SELECT: INSERT the
-`node_runs` row, bulk INSERT the events, UPDATE the run row when the node changed variables. The
+`node_runs` row, bulk INSERT the events (an `ok` node's `node_finished` without the output its row
+holds, see `plait.store.rows`), UPDATE the run row when the node changed variables. The
 caller passes the new live context when it knows it (see `SqlCheckpointer`); without it, the
 stored one is read first. `sqlite.py` holds the same transactions for the raw sqlite3 path.
 """
@@ -17,6 +18,7 @@ from sqlalchemy import insert
 from sqlalchemy.engine import Connection
 
 import plait.store.run_rows as run_rows
+from plait.engine import events as ev
 from plait.engine.events import Event
 from plait.store.models import Decision, NodeRunRow, RunEvent, table_of
 from plait.store.rows import event_rows, live_vars
@@ -26,15 +28,23 @@ _insert_events = insert(table_of(RunEvent))
 _insert_decision = insert(table_of(Decision))
 
 
-def _add_events(conn: Connection, run_id: str, events: Sequence[Event]) -> None:
+def _add_events(
+    conn: Connection,
+    run_id: str,
+    events: Sequence[Event],
+    *,
+    output_of: str | None = None,
+    run_row: str | None = None,
+) -> None:
     if events:
-        conn.execute(_insert_events, event_rows(run_id, events))
+        rows = event_rows(run_id, events, output_of=output_of, run_row=run_row)
+        conn.execute(_insert_events, rows)
 
 
 def begin(conn: Connection, run_id: str, values: dict[str, Any], events: Sequence[Event]) -> Any:
     """`run_rows.begin_run` plus the first events; returns the run's live context."""
     context = conn.execute(run_rows.begin_run(conn.dialect.name, values)).scalar_one()
-    _add_events(conn, run_id, events)
+    _add_events(conn, run_id, events, run_row=ev.RUN_STARTED)
     return context
 
 
@@ -49,7 +59,7 @@ def save(
     """`context` is the new live context when the caller knows it; `var_changes` without a
     `context` means it must be read first (cache miss). Returns the live vars it wrote, if any."""
     conn.execute(_insert_node_run, row)
-    _add_events(conn, run_id, events)
+    _add_events(conn, run_id, events, output_of=row["node_id"] if row["status"] == "ok" else None)
     # The run row changes only with the live context; `last_seq` rides along (the event log is
     # what counts; `finish` sets it for good), so a node that sets no variable writes no run row.
     live = None
@@ -62,6 +72,14 @@ def save(
     return live
 
 
+def save_started(
+    conn: Connection, run_id: str, rows: Sequence[dict[str, Any]], events: Sequence[Event]
+) -> None:
+    """`running` node rows (attempts about to start) and the events since the last save."""
+    conn.execute(_insert_node_run, list(rows))
+    _add_events(conn, run_id, events)
+
+
 def save_decision(conn: Connection, run_id: str, row: dict[str, Any], events: Sequence[Event]) -> None:
     conn.execute(_insert_decision, row)
     if events:
@@ -70,8 +88,8 @@ def save_decision(conn: Connection, run_id: str, row: dict[str, Any], events: Se
 
 
 def finish(conn: Connection, run_id: str, values: dict[str, Any], events: Sequence[Event]) -> None:
-    _add_events(conn, run_id, events)
+    _add_events(conn, run_id, events, run_row=ev.RUN_FINISHED)
     conn.execute(run_rows.finish_run(run_id, values))
 
 
-__all__ = ["begin", "finish", "save", "save_decision"]
+__all__ = ["begin", "finish", "save", "save_decision", "save_started"]

@@ -22,19 +22,28 @@ class EventRepo(Repo):
         )
         if limit is not None:
             stmt = stmt.limit(limit)
-        rows = await self._all(stmt)
-        # Values stored once, in their node run or run row (plait.store.rows), are put back.
-        lowest, run_outputs = references(rows)
-        outputs = None
-        if lowest is not None:
-            n = table_of(NodeRunRow).c
-            found = select(n.node_id, n.status, n.event_seq, n.output).where(
-                n.run_id == run_id, n.status == "ok", n.event_seq >= lowest
-            )
+        return await self._complete(run_id, await self._all(stmt))
+
+    async def _complete(self, run_id: str, rows: Sequence[RunEvent]) -> list[Event]:
+        """The events of `rows` with the values stored once, in their node run or run row, put
+        back (see plait.store.rows)."""
+        lowest, columns = references(rows)
+        outputs = run_row = None
+        if lowest is not None or columns:
             async with self.sessionmaker() as session:
-                outputs = NodeOutputs((await session.execute(found)).all())
-        finished = await self._one(select(Run.outputs).where(Run.id == run_id)) if run_outputs else None
-        return stored_events(run_id, rows, outputs, finished)
+                if lowest is not None:
+                    n = table_of(NodeRunRow).c
+                    found = select(n.node_id, n.status, n.event_seq, n.output).where(
+                        n.run_id == run_id, n.status == "ok", n.event_seq >= lowest
+                    )
+                    outputs = NodeOutputs((await session.execute(found)).all())
+                if columns:
+                    r = table_of(Run).c
+                    row = (
+                        await session.execute(select(*(r[c] for c in columns)).where(r.id == run_id))
+                    ).first()
+                    run_row = dict(row._mapping) if row is not None else None
+        return stored_events(run_id, rows, outputs, run_row)
 
     async def last_seq(self, run_id: str) -> int:
         return int(await self._one(select(func.max(RunEvent.seq)).where(RunEvent.run_id == run_id)) or 0)
