@@ -161,3 +161,17 @@ async def test_templates_never_read_the_process_environment(monkeypatch: pytest.
     )
     result = await plait.run(doc)
     assert "server-only" not in _dump(result.outputs) and "operator-key" not in _dump(result.outputs)
+
+
+def test_masked_event_walks_only_payload_fields_that_hold_data() -> None:
+    from plait.engine import events as ev
+    from plait.engine.journal import masked_event
+
+    mask = SecretMask([SECRET])
+    started = ev.Event(1, ev.NODE_STARTED, "r", 0.0, "n", ev.NodeStarted("test_echo"))
+    assert masked_event(mask, started) is started
+    raw = ev.Event(2, "custom_kind", "r", 0.0, None, ev.RawData({"note": f"x {SECRET}"}))
+    assert masked_event(mask, raw).data.wire() == {"note": f"x {MASK}"}
+    token = ev.Event(3, ev.NODE_TOKEN, "r", 0.0, "n", ev.NodeToken(SECRET))
+    assert masked_event(mask, token).data.delta == MASK
+    assert token.data.delta == SECRET  # events are immutable: masking builds a new one

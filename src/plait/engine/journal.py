@@ -33,17 +33,24 @@ _set_seq, _set_type, _set_run_id, _set_ts, _set_node_id, _set_data = slot_setter
 )
 
 
-# Fields that never hold user data (numbers, ids, statuses): not walked when masking.
+# Payload fields that never hold user data (numbers, statuses, node/edge/tool ids, node types): not
+# walked when masking, so `node_started` and `edge_fired` events cost one lookup.
 _PLAIN_FIELDS = frozenset(
     {"seq", "ts", "attempt", "duration_ms", "delay_s", "step", "usage", "ok", "status", "started_at"}
+    | {"node_type", "edge", "from_", "to", "node", "flow_id", "retry_of", "from_node", "at", "ready"}
 )
 _DATA_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _data_fields(cls: type) -> tuple[str, ...]:
+    """The payload fields of `cls` that may hold user data (RawData: its one mapping)."""
     names = _DATA_FIELDS.get(cls)
     if names is None:
-        names = _DATA_FIELDS[cls] = tuple(f.name for f in fields(cls) if f.name not in _PLAIN_FIELDS)
+        if cls is RawData:
+            names = ("_data",)
+        else:
+            names = tuple(f.name for f in fields(cls) if f.name not in _PLAIN_FIELDS)
+        _DATA_FIELDS[cls] = names
     return names
 
 
@@ -52,12 +59,17 @@ def masked_event(mask: SecretMask, event: Event) -> Event:
     data = event.data
     if data is None:
         return event
+    names = _DATA_FIELDS.get(type(data))
+    if names is None:
+        names = _data_fields(type(data))
+    if not names:
+        return event
     if isinstance(data, RawData):
         wire = data.wire()
         masked = mask.value(wire)
         return event if masked is wire else replace(event, data=RawData(masked))
     changes: dict[str, Any] = {}
-    for name in _data_fields(type(data)):
+    for name in names:
         value = getattr(data, name)
         if value is not None:
             new = mask.value(value)
