@@ -1,6 +1,7 @@
 /** One run: replayed on the canvas from its event log (then live while it runs), with each node's
- * inputs, output, error, attempts and timings; retry from a node; links to waiting human tasks. */
-import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from "react";
+ * inputs, output, error, attempts and timings; retry from a node; links to waiting human tasks;
+ * the nodes that ran again because the server stopped while they ran (`node_rerun`). */
+import { Fragment, useCallback, useEffect, useMemo, useReducer, useRef, useState } from "react";
 import { api } from "../api";
 import FlowCanvas from "../canvas/FlowCanvas";
 import { RunNodeDetails } from "../editor/Inspector";
@@ -113,6 +114,7 @@ export default function RunInspector({ runId }: { runId: string }) {
   const status = run.status !== "idle" && run.status !== "starting" ? run.status : detail.status;
   const duration = detail.started_at ? ((detail.finished_at ?? Date.now() / 1000) - detail.started_at) * 1000 : null;
   const active = isActive({ ...run, status: status as any });
+  const reruns = Object.entries(run.nodes).flatMap(([id, n]) => (n.reruns ?? []).map((r) => ({ id, ...r })));
   return (
     <div className="editor run-inspector" data-testid="run-inspector">
       <div className="toolbar">
@@ -143,6 +145,11 @@ export default function RunInspector({ runId }: { runId: string }) {
               </a>
             </div>
           ))}
+        {reruns.map((r) => (
+          <div className="banner" key={`${r.id}-${r.attempt}`} data-testid={`rerun-${r.id}`}>
+            <code>{r.id}</code> ran again as attempt {r.attempt}: {r.reason}
+          </div>
+        ))}
         {(run.error || detail.error) && (
           <div className="banner error" role="alert" data-testid="run-error">
             {run.error ?? detail.error}
@@ -172,6 +179,14 @@ export default function RunInspector({ runId }: { runId: string }) {
               <dl>
                 <dt>Started</dt>
                 <dd>{fmtTime(nodeDetail?.started_at)}</dd>
+                {(runNode?.reruns ?? []).map((r) => (
+                  <Fragment key={r.attempt}>
+                    <dt>Re-run</dt>
+                    <dd data-testid="node-rerun">
+                      attempt {r.attempt}: {r.reason}
+                    </dd>
+                  </Fragment>
+                ))}
                 {nodeDetail?.reused && (
                   <>
                     <dt>Reused</dt>

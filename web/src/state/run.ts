@@ -15,6 +15,12 @@ export interface ToolCall {
   args: any;
 }
 
+/** A node run again because the server stopped while an attempt of it ran (`node_rerun`). */
+export interface Rerun {
+  attempt: number;
+  reason: string;
+}
+
 export interface NodeRunState {
   status: NodeStatus;
   preview: string;
@@ -25,6 +31,8 @@ export interface NodeRunState {
   durationMs?: number;
   branch?: string[];
   task?: any;
+  /** attempts that began again after the server stopped (what the cut-short one did may have happened) */
+  reruns?: Rerun[];
 }
 
 /** One step of an edge-LLM run: an accepted `decision`, or a `decision_rejected` step (`failed`). */
@@ -118,6 +126,11 @@ export function reduceRun(state: RunState, e: RunEvent): RunState {
       });
     case "node_retrying":
       return id ? withNode(state, id, { attempt: e.attempt, error: e.error }) : state;
+    case "node_rerun": {
+      if (!id) return state;
+      const rerun: Rerun = { attempt: Number(e.attempt ?? 0), reason: String(e.reason ?? "") };
+      return withNode(state, id, { attempt: rerun.attempt, reruns: [...(node(state, id).reruns ?? []), rerun] });
+    }
     case "node_token": {
       if (!id) return state;
       const prev = node(state, id).preview;
