@@ -56,6 +56,9 @@ class FakeContext:
 
         return render(value, lookup)
 
+    async def arender(self, value: Any, extra: Mapping[str, Any] | None = None) -> Any:
+        return self.render(value, extra)
+
     def set_var(self, name: str, value: Any) -> None:
         self.vars[name] = value
 

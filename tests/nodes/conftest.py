@@ -45,6 +45,9 @@ class FakeContext:
         aliases = {name.lower(): alias for name, alias in extra.items()}
         return render(value, lambda root: aliases[root] if root in aliases else self.lookup(root))
 
+    async def arender(self, value: Any, extra: Mapping[str, Any] | None = None) -> Any:
+        return self.render(value, extra)
+
     def set_var(self, name: str, value: Any) -> None:
         self.vars[name] = value
 

@@ -48,6 +48,9 @@ class FakeContext:
             return [self.render(v) for v in value]
         return value
 
+    async def arender(self, value: Any, extra: Mapping[str, Any] | None = None) -> Any:
+        return self.render(value, extra)
+
 
 @pytest.fixture(scope="module", autouse=True)
 def pool():

@@ -17,7 +17,7 @@ import plait.engine.events as ev
 from plait.engine.journal import EventLog
 from plait.engine.plan import PlanNode
 from plait.engine.services import RunServices, SubflowCall
-from plait.expr import render
+from plait.expr import TemplateError, arender, render
 from plait.nodes.base import InterruptRequest, NodeError
 from plait.spec.model_settings import PRESETS
 
@@ -163,9 +163,22 @@ class NodeRunContext:
         return self.scope.lookup(root)
 
     def render(self, value: Any, extra: Mapping[str, Any] | None = None) -> Any:
-        if extra:
-            return render(value, AliasScope({k.lower(): v for k, v in extra.items()}, self.scope).lookup)
-        return render(value, self.scope.lookup)
+        """Render synchronously: a template with loops or calls may hold the event loop for up to
+        PLAIT_TEMPLATE_INLINE_TIMEOUT_S (plait.expr.template); async code awaits `arender`."""
+        scope = AliasScope({k.lower(): v for k, v in extra.items()}, self.scope) if extra else self.scope
+        try:
+            return render(value, scope.lookup, timeout_s=self.pn.timeout_s)
+        except TemplateError as exc:
+            raise NodeError(exc.message, hint=exc.hint, retryable=False) from exc
+
+    async def arender(self, value: Any, extra: Mapping[str, Any] | None = None) -> Any:
+        """Render without blocking the event loop: templates with loops or calls render on a render
+        thread, within PLAIT_TEMPLATE_TIMEOUT_S and this node's timeout."""
+        scope = AliasScope({k.lower(): v for k, v in extra.items()}, self.scope) if extra else self.scope
+        try:
+            return await arender(value, scope.lookup, timeout_s=self.pn.timeout_s)
+        except TemplateError as exc:
+            raise NodeError(exc.message, hint=exc.hint, retryable=False) from exc
 
     def set_var(self, name: str, value: Any) -> None:
         self._vars[name] = value  # `vars` is the same dict, shown read-only to nodes

@@ -118,8 +118,7 @@ class Budget:
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise TemplateLimitError(
                 f"template took longer than {self.timeout_s:g}s to render",
-                hint=f"make its loops shorter or do the work in a code node (the limit is {self.setting}"
-                " and the node's timeout_s)",
+                hint=f"make its loops shorter or do the work in a code node (the limit is {self.setting})",
             )
 
     def cancel(self) -> None:

@@ -39,7 +39,10 @@ _JINJA_MARKERS = ("{%", "{{", "{#")
 _JINJA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _JINJA_SEGMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
 _SUB = "__plait_ref_"  # Jinja variable names for references Jinja cannot parse (`a@b`, `{sys.x}`)
-MAX_JINJA_SOURCE = 256 * 1024  # characters of one Jinja template: compiling costs time and memory
+# Compiling costs time and memory (about 50 µs per syntax node), before the template ever runs.
+MAX_JINJA_SOURCE = 256 * 1024  # characters of one Jinja template
+MAX_JINJA_TAGS = 1_000  # `{{ }}` and `{% %}` tags in one template
+MAX_JINJA_NODES = 5_000  # syntax nodes of one parsed template
 
 _text = text_of
 
@@ -140,14 +143,10 @@ class Template:
                 source.append("{{ " + name + " }}")
             pos = end
         source.append(text[pos:])
-        if len(text) > MAX_JINJA_SOURCE:
-            raise TemplateLimitError(
-                f"template is {len(text):,} characters long; Jinja templates are limited to"
-                f" {MAX_JINJA_SOURCE:,}",
-                hint="split it, or keep the long text in a variable and insert it with {{ vars.name }}",
-            )
+        _check_source_size(text)
         try:
             ast = ENV.parse("".join(source))
+            _check_syntax_size(ast)
             names = sorted(
                 n
                 for n in meta.find_undeclared_variables(ast)
@@ -208,7 +207,11 @@ class Template:
         settings = limits()
         if self.light or not _on_event_loop():
             return _budget(settings.timeout_s, timeout_s, "PLAIT_TEMPLATE_TIMEOUT_S")
-        return _budget(settings.inline_timeout_s, timeout_s, "PLAIT_TEMPLATE_INLINE_TIMEOUT_S")
+        return _budget(
+            settings.inline_timeout_s,
+            timeout_s,
+            "PLAIT_TEMPLATE_INLINE_TIMEOUT_S, for templates this node renders on the server's event loop",
+        )
 
     def _variables(self, lookup: Lookup, snapshot: bool = False) -> dict[str, Any]:
         """The Jinja variables: substituted references as text, roots as values. `snapshot` copies
@@ -254,9 +257,36 @@ class Template:
         return f"Template({self.text!r})"
 
 
+def _check_source_size(text: str) -> None:
+    hint = "split it into several templates, or build the text in a code node"
+    if len(text) > MAX_JINJA_SOURCE:
+        raise TemplateLimitError(
+            f"template is {len(text):,} characters long; a Jinja template may have up to {MAX_JINJA_SOURCE:,}",
+            hint=hint,
+        )
+    tags = text.count("{{") + text.count("{%")
+    if tags > MAX_JINJA_TAGS:
+        raise TemplateLimitError(
+            f"template has {tags:,} tags; a Jinja template may have up to {MAX_JINJA_TAGS:,}", hint=hint
+        )
+
+
+def _check_syntax_size(ast: jinja2.nodes.Template) -> None:
+    for count, _ in enumerate(ast.find_all(jinja2.nodes.Node), 1):
+        if count > MAX_JINJA_NODES:
+            raise TemplateLimitError(
+                f"template has more than {MAX_JINJA_NODES:,} expressions and statements",
+                hint="split it into several templates, or build the text in a code node",
+            )
+
+
 def _budget(limit_s: float, timeout_s: float | None, setting: str) -> Budget:
-    if timeout_s is not None and timeout_s < limit_s:
-        return Budget(max(timeout_s, 0.0), limits().max_chars, setting="the node's timeout_s")
+    """A budget of `limit_s`, or less when the caller has less time: then the render stops a
+    little before the caller's own deadline, so the template's message is the one people read."""
+    if timeout_s is not None:
+        timeout_s -= min(0.1, timeout_s / 10)
+        if timeout_s < limit_s:
+            return Budget(max(timeout_s, 0.0), limits().max_chars, setting="the node's timeout_s")
     return Budget(limit_s, limits().max_chars, setting=setting)
 
 

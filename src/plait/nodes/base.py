@@ -108,7 +108,12 @@ class NodeContext(Protocol):
         """Flow variables (read); change them with `set_var`."""
 
     def render(self, value: Any, extra: Mapping[str, Any] | None = None) -> Any:
-        """Resolve references/templates in `value` (deeply), with optional extra roots (loop aliases)."""
+        """Resolve references/templates in `value` (deeply), with optional extra roots (loop aliases).
+        Synchronous, for `execute`: a template with loops or calls gets a short time budget."""
+
+    async def arender(self, value: Any, extra: Mapping[str, Any] | None = None) -> Any:
+        """`render` for `run`: templates with loops or calls render off the event loop, within
+        their time budget and the node's timeout."""
 
     def lookup(self, root: str) -> Any:
         """The value of a reference root: a node id, inputs, vars, sys, env or an alias."""

@@ -291,8 +291,8 @@ class AgentNode(Node[AgentConfig]):
             loop.decision = resumed
         else:
             loop = _Loop()
-            system = _text(ctx.render(cfg.system)) if cfg.system else ""
-            task = _text(ctx.render(cfg.prompt)) if cfg.prompt else _text(ctx.input)
+            system = _text(await ctx.arender(cfg.system)) if cfg.system else ""
+            task = _text(await ctx.arender(cfg.prompt)) if cfg.prompt else _text(ctx.input)
             if not task.strip():
                 raise NodeError(
                     "the agent has no task: its prompt and its input are empty",
@@ -343,7 +343,7 @@ def _sub_agent_tool(ctx: NodeContext, sub: SubAgentConfig) -> Tool:
             raise ToolError("task must be a non-empty string")
         loop = _Loop()
         if sub.agent.system:
-            loop.messages.append(Message("system", _text(ctx.render(sub.agent.system))))
+            loop.messages.append(Message("system", _text(await ctx.arender(sub.agent.system))))
         loop.messages.append(Message("user", task))
         answer = await _run_agent(ctx, sub.agent, loop, top=False)
         return {"answer": answer, "usage": loop.usage.as_dict(), "tool_calls": loop.log}

@@ -84,7 +84,7 @@ class CodeNode(Node[CodeConfig]):
 
     async def run(self, ctx: NodeContext) -> Any:
         cfg = self.config
-        kwargs = {name: ctx.render(value) for name, value in cfg.arguments.items()}
+        kwargs = {name: await ctx.arender(value) for name, value in cfg.arguments.items()}
         pool = type(self).pool or default_pool()
         result = await pool.run_code(
             cfg.code,

@@ -142,7 +142,7 @@ class ComponentNode(Node[ComponentConfig]):
                 retryable=False,
             )
         source, class_name = found
-        inputs = {name: ctx.render(value) for name, value in cfg.inputs.items()}
+        inputs = {name: await ctx.arender(value) for name, value in cfg.inputs.items()}
         outcome = await run_component(
             source,
             class_name,

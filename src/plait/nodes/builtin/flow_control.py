@@ -52,7 +52,7 @@ class LoopNode(Node[LoopConfig]):
     async def run(self, ctx: NodeContext) -> Any:
         cfg = self.config
         for name, value in cfg.variables.items():
-            ctx.set_var(name, ctx.render(value))
+            ctx.set_var(name, await ctx.arender(value))
         result: Any = None
         for index in range(cfg.max_iterations):
             result = _unwrap(
@@ -123,7 +123,7 @@ class MapNode(Node[MapConfig]):
 
     async def run(self, ctx: NodeContext) -> Any:
         cfg = self.config
-        items = ctx.render(cfg.items)
+        items = await ctx.arender(cfg.items)
         if isinstance(items, dict):
             items = list(items.items())
         if not isinstance(items, list):
@@ -162,7 +162,7 @@ class SubflowNode(Node[SubflowConfig]):
     async def run(self, ctx: NodeContext) -> Any:
         cfg = self.config
         if cfg.inputs is not None:
-            inputs = ctx.render(cfg.inputs)
+            inputs = await ctx.arender(cfg.inputs)
         else:
             inputs = ctx.input if isinstance(ctx.input, dict) else {}
         try:  # answering a person the child waited for (see accept_resume)?

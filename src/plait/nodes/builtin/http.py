@@ -147,7 +147,7 @@ class HttpNode(Node[HttpConfig]):
 
     async def run(self, ctx: NodeContext) -> Any:
         cfg = self.config
-        target, headers, content, allow = self._prepare(ctx, cfg)
+        target, headers, content, allow = await self._prepare(ctx, cfg)
         async with borrow_client(getattr(ctx.services, "http", None), allow) as client:
             request = client.build_request(
                 cfg.method, target, headers=headers, content=content, timeout=httpx.Timeout(cfg.timeout_s)
@@ -213,11 +213,11 @@ class HttpNode(Node[HttpConfig]):
             }
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _prepare(
+    async def _prepare(
         self, ctx: NodeContext, cfg: HttpConfig
     ) -> tuple[httpx.URL, dict[str, str], bytes | None, Allowlist]:
         """The rendered URL, headers and body, and the allowlist to send them under."""
-        url = ctx.render(cfg.url)
+        url = await ctx.arender(cfg.url)
         if not isinstance(url, str) or not url.strip():
             raise NodeError(
                 f"url rendered to {_short(url)}, not a URL",
@@ -226,7 +226,7 @@ class HttpNode(Node[HttpConfig]):
             )
         try:
             target = httpx.URL(url.strip())
-            params = _query_params(ctx.render(cfg.query))
+            params = _query_params(await ctx.arender(cfg.query))
             if params:
                 target = target.copy_merge_params(params)
         except (httpx.InvalidURL, TypeError, ValueError) as exc:
@@ -236,8 +236,8 @@ class HttpNode(Node[HttpConfig]):
                 f"invalid url {_short(url)}: only absolute http:// and https:// URLs are supported",
                 retryable=False,
             )
-        headers = _header_values(ctx.render(cfg.headers))
-        body = ctx.render(cfg.body) if cfg.body is not None else None
+        headers = _header_values(await ctx.arender(cfg.headers))
+        body = await ctx.arender(cfg.body) if cfg.body is not None else None
         content, content_type = _encode_body(body, cfg.body_type)
         if content_type and not any(k.lower() == "content-type" for k in headers):
             headers["Content-Type"] = content_type

@@ -112,9 +112,9 @@ class HumanNode(Node[HumanConfig]):
     async def run(self, ctx: NodeContext) -> NodeResult:
         cfg = self.config
         payload = {
-            "message": ctx.render(cfg.message),
+            "message": await ctx.arender(cfg.message),
             "fields": [f.model_dump(exclude={"default"}) for f in cfg.fields],
-            "prefill": {f.name: ctx.render(f.default) for f in cfg.fields if f.default is not None},
+            "prefill": {f.name: await ctx.arender(f.default) for f in cfg.fields if f.default is not None},
             "actions": cfg.actions,
             "assignees": cfg.assignees,
         }

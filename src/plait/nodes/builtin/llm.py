@@ -158,11 +158,11 @@ class LlmNode(Node[LlmConfig]):
     def reference_texts(cls, config: LlmConfig) -> list[tuple[str, Any]]:
         return _model_texts(config)
 
-    def _history(self, ctx: NodeContext) -> list[Message]:
+    async def _history(self, ctx: NodeContext) -> list[Message]:
         cfg = self.config
         if cfg.history is None or cfg.history_window == 0:
             return []
-        value = ctx.render(cfg.history)
+        value = await ctx.arender(cfg.history)
         if value in (None, ""):
             return []
         if not isinstance(value, list):
@@ -185,25 +185,25 @@ class LlmNode(Node[LlmConfig]):
                 )
         return out
 
-    def _messages(self, ctx: NodeContext) -> list[Message]:
+    async def _messages(self, ctx: NodeContext) -> list[Message]:
         cfg = self.config
-        system = _text(ctx.render(cfg.system)) if cfg.system else ""
+        system = _text(await ctx.arender(cfg.system)) if cfg.system else ""
         if cfg.output == "json":
             rule = "Reply with JSON only: no prose, no code fences."
             if cfg.output_schema:
                 rule += " The JSON must match this JSON Schema: " + json.dumps(cfg.output_schema)
             system = f"{system}\n\n{rule}" if system else rule
-        prompt = _text(ctx.render(cfg.prompt)) if cfg.prompt else _text(ctx.input)
+        prompt = _text(await ctx.arender(cfg.prompt)) if cfg.prompt else _text(ctx.input)
         if not prompt.strip():
             raise NodeError(
                 "the prompt is empty", hint="set prompt (e.g. '{{inputs.question}}') or connect an input"
             )
         messages = [Message("system", system)] if system else []
-        return [*messages, *self._history(ctx), Message("user", prompt)]
+        return [*messages, *await self._history(ctx), Message("user", prompt)]
 
     async def run(self, ctx: NodeContext) -> NodeResult:
         cfg = self.config
-        messages = self._messages(ctx)
+        messages = await self._messages(ctx)
         fmt = None
         if cfg.output == "json":
             fmt = (
@@ -328,7 +328,7 @@ class CategorizeNode(Node[CategorizeConfig]):
 
     async def run(self, ctx: NodeContext) -> NodeResult:
         cfg = self.config
-        text = _text(ctx.render(cfg.input)) if cfg.input else _text(ctx.input)
+        text = _text(await ctx.arender(cfg.input)) if cfg.input else _text(ctx.input)
         request = ChatRequest(
             "",
             [Message("system", _prompt(cfg)), Message("user", text)],

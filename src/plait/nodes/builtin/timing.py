@@ -59,7 +59,7 @@ class DelayNode(Node[DelayConfig]):
     async def run(self, ctx: NodeContext) -> Any:
         value = self.config.seconds
         if isinstance(value, str):
-            rendered = ctx.render(value)
+            rendered = await ctx.arender(value)
             try:
                 value = _seconds(rendered)
             except (TypeError, ValueError) as exc:

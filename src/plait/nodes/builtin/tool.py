@@ -40,7 +40,7 @@ class ToolNode(Node[ToolConfig]):
 
     async def run(self, ctx: NodeContext) -> Any:
         cfg = self.config
-        args = ctx.render(cfg.args)
+        args = await ctx.arender(cfg.args)
         if not isinstance(args, dict):
             raise NodeError("args must render to an object", retryable=False)
         if cfg.input_param:
