@@ -212,7 +212,8 @@ class RunViews:
         if row.status == RunStatus.WAITING:
             pending = await self.store.human_tasks.list_tasks(run_id=run_id, status=PENDING_TASK)
             out["tasks"] = [task_view(t) for t in pending]
-        return (await self.mask_of(row)).value(out)
+        masked: dict[str, Any] = (await self.mask_of(row)).value(out)
+        return masked
 
     async def mask_of(self, row: Run) -> SecretMask:
         """The mask of the secrets the run's owner reads (see the module docstring)."""
@@ -255,7 +256,8 @@ class RunViews:
             "last_seq": max(row.last_seq, events[-1].seq if events else 0),
             "executing_here": self.launcher.executing(run_id) is not None,
         }
-        return (await self.mask_of(row)).value(view)
+        masked: dict[str, Any] = (await self.mask_of(row)).value(view)
+        return masked
 
     async def events_after(self, run_id: str, after: int) -> list[Event]:
         """The run's events with seq > `after`: stored, then the live ones not stored yet."""
