@@ -194,16 +194,23 @@ class FlowService:
             )
         return out
 
-    async def share(self, flow: FlowRow, user_id: str, role: str) -> dict[str, Any]:
-        user = await self.store.users.get(user_id)
-        if user is None:
-            raise NotFound(f"no user {user_id!r}")
-        if user.id == flow.owner_id:
+    async def share(self, flow: FlowRow, user: str, role: str) -> dict[str, Any]:
+        """Share with a user named by id or by email (what a non-admin, who cannot list users,
+        knows of a colleague)."""
+        found = (
+            await self.store.users.get_by_email(user.strip().lower())
+            if "@" in user
+            else await self.store.users.get(user)
+        )
+        if found is None or found.disabled:
+            raise NotFound(f"no user {user!r}")
+        user_row = found
+        if user_row.id == flow.owner_id:
             raise Conflict("the flow's owner has every right on it already; share it with someone else")
         if role not in ("viewer", "editor"):
             raise Invalid(f"unknown share role {role!r}: use viewer or editor")
-        await self.store.shares.set(flow.id, user.id, role)
-        return {"user_id": user.id, "email": user.email, "name": user.name, "role": role}
+        await self.store.shares.set(flow.id, user_row.id, role)
+        return {"user_id": user_row.id, "email": user_row.email, "name": user_row.name, "role": role}
 
     async def unshare(self, flow_id: str, user_id: str) -> None:
         if not await self.store.shares.delete(flow_id, user_id):

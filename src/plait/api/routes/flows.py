@@ -80,7 +80,8 @@ async def list_shares(svc: Svc, flow: ViewFlow) -> Any:
 
 @router.put("/{flow_id}/shares/{user_id}", response_model=s.ShareOut, dependencies=[WRITE])
 async def share_flow(svc: Svc, flow: OwnFlow, user_id: str, body: s.ShareBody) -> Any:
-    """Share the flow with a user as `viewer` or `editor` (the owner or an admin)."""
+    """Share the flow with a user (by id, or by email) as `viewer` or `editor` (the owner or an
+    admin)."""
     return await svc.flows.share(flow, path_id(user_id, "user"), body.role)
 
 
