@@ -144,6 +144,26 @@ def canary_flow(echo: str, mcp_url: str) -> dict[str, Any]:
     }
 
 
+def human_flow() -> dict[str, Any]:
+    """A person is asked about the secret (the task's message and prefill hold it)."""
+    return {
+        "schema": "plait/flow@1",
+        "id": "canary-human",
+        "nodes": [
+            {
+                "id": "ask",
+                "type": "human",
+                "config": {
+                    "message": "Use the key {{env.CANARY}}?",
+                    "fields": [{"name": "note", "type": "text", "default": "{{env.CANARY}}"}],
+                },
+            },
+            {"id": "out", "type": "output", "config": {"value": "{{ask.note}}"}},
+        ],
+        "edges": [{"source": "ask", "source_port": "submit", "target": "out"}],
+    }
+
+
 def failing_flow() -> dict[str, Any]:
     """A run that fails with the secret in its error (the URL's path)."""
     return {
@@ -222,7 +242,7 @@ async def test_the_canary_leaves_no_trace(
             for name, value in (("CANARY", canary), ("MCP_TOKEN", "test-token")):
                 r = await client.put(f"/api/v1/variables/{name}", json={"value": value, "is_secret": True})
                 assert r.status_code == 200, r.text
-            for document in (canary_flow(echo, mcp_url), failing_flow()):
+            for document in (canary_flow(echo, mcp_url), failing_flow(), human_flow()):
                 r = await client.post("/api/v1/flows", json={"document": document})
                 assert r.status_code == 201, r.text
 
@@ -244,8 +264,24 @@ async def test_the_canary_leaves_no_trace(
                 "/api/v1/flows/canary-fails/runs", params={"version": "draft"}, json={}
             )
             responses.append(failed.text)
-            assert failed.json()["status"] == "failed"
+            assert failed.json().get("status") == "failed", failed.text
             failed_id = failed.json()["id"]
+
+            # A run waiting for a person: its task (read by its token) and the answer.
+            waiting = await client.post(
+                "/api/v1/flows/canary-human/runs", params={"version": "draft"}, json={}
+            )
+            responses.append(waiting.text)
+            assert waiting.json().get("status") == "waiting", waiting.text
+            token = waiting.json()["tasks"][0]["token"]
+            task = await get(f"/api/v1/human-tasks/{token}")
+            assert task.json()["message"] == "Use the key ********?"
+            r = await client.post(
+                f"/api/v1/human-tasks/{token}/submit", json={"action": "submit", "values": {"note": "fine"}}
+            )
+            responses.append(r.text)
+            assert r.status_code == 200, r.text
+            await get(f"/api/v1/runs/{waiting.json()['id']}")
 
             # A streamed run (SSE).
             async with client.stream(
