@@ -12,6 +12,7 @@
 from plait.expr.budget import TemplateLimitError, TemplateLimits, limits, set_limits
 from plait.expr.refs import Lookup, Ref, TemplateError, get_path, parse_ref
 from plait.expr.template import Template, arender, compile_template, find_refs, needs_thread, render
+from plait.expr.worker import run_in_render_thread
 
 __all__ = [
     "Lookup",
@@ -28,5 +29,6 @@ __all__ = [
     "needs_thread",
     "parse_ref",
     "render",
+    "run_in_render_thread",
     "set_limits",
 ]

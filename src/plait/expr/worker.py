@@ -45,6 +45,13 @@ def _forget_pool() -> None:
 os.register_at_fork(after_in_child=_forget_pool)
 
 
+async def run_in_render_thread(job: Callable[[], T]) -> T:
+    """Run synchronous code that renders templates (a node's `execute`) on a render thread: its
+    `render` calls then get the full PLAIT_TEMPLATE_TIMEOUT_S, and the event loop stays free. The
+    code cannot be stopped from outside; the templates it renders stop at their own deadlines."""
+    return await asyncio.get_running_loop().run_in_executor(_executor(), job)
+
+
 async def run_bounded(job: Callable[[], T], budget: Budget) -> T:
     """Run `job` (a render under `budget`) on a render thread and await its result."""
     future = asyncio.get_running_loop().run_in_executor(_executor(), job)
@@ -55,4 +62,4 @@ async def run_bounded(job: Callable[[], T], budget: Budget) -> T:
         raise
 
 
-__all__ = ["run_bounded"]
+__all__ = ["run_bounded", "run_in_render_thread"]
