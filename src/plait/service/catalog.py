@@ -21,7 +21,7 @@ from plait.nodes.builtin.component import describe_component
 from plait.nodes.registry import NodeRegistry, default_registry
 from plait.service.errors import Invalid, NotFound
 from plait.service.flows import problems_of
-from plait.spec.loader import read_document_data
+from plait.spec.loader import check_document_data, read_document_data
 from plait.spec.problems import FlowValidationError
 from plait.store import Store
 from plait.tools import ToolError, default_tools
@@ -144,6 +144,7 @@ class CatalogService:
                 "valid": False,
                 "problems": [{"code": "invalid_document", "message": "the flow must be a JSON/YAML object"}],
             }
+        check_document_data(document)  # size and nesting limits: FlowValidationError, a 422
         document = {**document}
         document.setdefault("schema", "plait/flow@1")
         document.setdefault("id", "draft")

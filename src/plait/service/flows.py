@@ -21,7 +21,7 @@ from plait.net.redact import SecretMask
 from plait.service.access import Access, AccessService, Forbidden, Principal
 from plait.service.errors import Conflict, Invalid, NotFound
 from plait.service.scrub import scrub_secrets
-from plait.spec.loader import read_document_data
+from plait.spec.loader import check_document_data, read_document_data
 from plait.spec.problems import FlowValidationError
 from plait.store import Store
 from plait.store.models import FlowRow, FlowShare, FlowVersion
@@ -114,6 +114,7 @@ class FlowService:
         taken by one, theirs gets a free id (`<id>-<6 hex>`) instead of a conflict."""
         if not isinstance(document, dict):
             raise Invalid("the flow document must be a JSON object")
+        check_document_data(document)  # size and nesting limits: FlowValidationError, a 422
         fid = check_flow_id(flow_id or str(document.get("id") or ""))
         if who is not None:
             owner_id = who.user_id
@@ -231,6 +232,7 @@ class FlowService:
         if document is not None:
             if not isinstance(document, dict):
                 raise Invalid("the flow document must be a JSON object")
+            check_document_data(document)  # size and nesting limits: FlowValidationError, a 422
             document = {**document, "id": flow_id}
             document.setdefault("schema", "plait/flow@1")
         row = await self.store.flows.update(flow_id, draft=document, name=name, description=description)
