@@ -181,10 +181,14 @@ async def test_components_are_per_user(app: Any, client: httpx.AsyncClient) -> N
         # user components stay out of the (deployment-wide) palette
         assert "component:Shout" not in await palette(client)
 
-        # a run uses the components of the flow's owner
+        # a run uses the components of the flow's owner (bob runs it once alice shares it)
         r = await alice.post("/api/v1/flows", json={"document": shout_flow()})
         assert r.status_code == 201, r.text
         run = {"inputs": {"text": "hey"}}
+        r = await bob.post("/api/v1/flows/shouting/runs", json=run, params={"version": "draft"})
+        assert r.status_code == 404, r.text  # not shared with him yet
+        r = await alice.put("/api/v1/flows/shouting/shares/bob@example.com", json={"role": "editor"})
+        assert r.status_code == 200, r.text
         for caller in (alice, bob):
             r = await caller.post("/api/v1/flows/shouting/runs", json=run, params={"version": "draft"})
             assert r.status_code == 200, r.text

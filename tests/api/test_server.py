@@ -72,7 +72,7 @@ class Server:
             ],
             cwd=self.tmp,
             env=env,
-            stdout=subprocess.DEVNULL,
+            stdout=self.stderr_file,  # uvicorn's access log
             stderr=self.stderr_file,
             text=True,
         )
@@ -264,24 +264,47 @@ def test_human_task_over_http(server: Server) -> None:
         assert run["status"] == "completed" and run["outputs"] == {"decision": "yes: fine"}
 
 
-def test_serve_bootstraps_key_and_imports_examples(tmp_path: Path) -> None:
-    srv = Server(tmp_path, api_key=None, args=["--examples", str(REPO / "examples")]).start()
+def test_serve_prints_a_sign_in_link_and_imports_examples(tmp_path: Path) -> None:
+    """First start, nothing to paste: the printed one-time link signs the browser in as the
+    local admin (session cookie), whose library holds the examples. The link works once; the
+    next start prints a new one and imports nothing twice. Strangers learn nothing: /healthz says
+    only "ok", the API wants a credential, the database file is the server user's only, and the
+    access log masks the sign-in and human-task tokens."""
+    srv = Server(tmp_path, api_key=None, args=["--examples", str(REPO / "examples"), "--log-level", "info"]).start()
     try:
-        match = re.search(r"admin API key \(shown once\): (\S+)", srv.log())
+        match = re.search(r"plait: sign in at (http://\S+/\?token=(\S+))", srv.log())
         assert match, srv.log()
-        srv.api_key = match.group(1)
-        with srv.client() as c:
-            flows = {f["id"]: f for f in c.get("/api/v1/flows").json()}
+        link, token = match.group(1), match.group(2)
+        with httpx.Client(base_url=srv.url, timeout=30) as browser:
+            r = browser.get(link, follow_redirects=False)
+            assert r.status_code == 303 and r.headers["location"] == "/", r.text
+            cookie = r.headers["set-cookie"].lower()
+            assert "plait_session=" in cookie and "httponly" in cookie and "samesite=strict" in cookie
+            me = browser.get("/api/v1/me").json()
+            assert me["email"] == "admin@localhost" and me["role"] == "admin" and me["auth"] == "session"
+            flows = {f["id"]: f for f in browser.get("/api/v1/flows").json()}
             assert "expense-approval" in flows and flows["expense-approval"]["latest_version"] == 1
-            r = c.post(
+            assert flows["expense-approval"]["access"] == "owner"
+            r = browser.post(
                 "/api/v1/flows/expense-approval/runs", json={"inputs": {"employee": "Ann", "amount": 12}}
             )
             assert r.json()["status"] == "waiting"
+            task_token = r.json()["tasks"][0]["token"]
+            assert browser.get(f"/api/v1/human-tasks/{task_token}").status_code == 200
+        again = httpx.get(link, follow_redirects=False)
+        assert again.status_code == 303 and again.headers["location"] == "/?signin=expired"
         assert httpx.get(f"{srv.url}/api/v1/flows").status_code == 401
+        assert httpx.get(f"{srv.url}/healthz").json() == {"status": "ok"}
+        assert (tmp_path / "plait.db").stat().st_mode & 0o077 == 0
+        log = "\n".join(line for line in srv.log().splitlines() if "sign in at" not in line)
+        assert token not in log and task_token not in log, log
+        assert "/?token=********" in log and "/human-tasks/********" in log
         srv.stop()
-        srv.start()  # second start: no new key, no second import
-        assert "shown once" not in srv.log().split(match.group(0), 1)[1]
-        with srv.client() as c:
-            assert len(c.get("/api/v1/flows").json()) == len(flows)
+        srv.start()  # second start: a new link, no second import
+        links = re.findall(r"sign in at (\S+)", srv.log())
+        assert len(links) == 2 and links[1] != link
+        with httpx.Client(base_url=srv.url, timeout=30) as browser:
+            assert browser.get(links[1], follow_redirects=False).status_code == 303
+            assert len(browser.get("/api/v1/flows").json()) == len(flows)
     finally:
         srv.stop()

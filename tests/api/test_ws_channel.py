@@ -19,13 +19,18 @@ class Client:
 
     def __init__(self, app: Any, *, authenticated: bool = True) -> None:
         self.out: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        self.channel = FlowChannel(app.state.services, self._send, authenticated=authenticated)
+        self.services = app.state.services
+        self.channel = FlowChannel(self.services, self._send)
+        self.sign_in = authenticated  # as the local admin, before the first message
 
     async def _send(self, message: dict[str, Any]) -> None:
         json.dumps(message, default=str)  # what the WebSocket sends must serialise
         await self.out.put(message)
 
     async def send(self, message: dict[str, Any] | str) -> None:
+        if self.sign_in:
+            self.sign_in = False
+            self.channel.who = await self.services.users.local_admin()
         await self.channel.handle(message if isinstance(message, str) else json.dumps(message))
 
     async def next(self, timeout: float = 10.0) -> dict[str, Any]:
