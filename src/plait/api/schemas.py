@@ -329,10 +329,14 @@ class UserUpdate(BaseModel):
     password: str | None = Field(None, max_length=1024)
 
 
+def _default_scopes() -> list[ScopeName]:
+    return ["read", "write", "run"]
+
+
 class ApiKeyCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field("", max_length=200)
-    scopes: list[ScopeName] = Field(default_factory=lambda: ["read", "write", "run"], min_length=1)
+    scopes: list[ScopeName] = Field(default_factory=_default_scopes, min_length=1)
 
 
 class ApiKeyOut(BaseModel):

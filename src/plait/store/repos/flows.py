@@ -11,12 +11,12 @@ from plait.store.models import FlowRow, FlowShare, FlowVersion
 from plait.store.repos.base import Repo
 
 
-def shared_with(user_id: str) -> Select[tuple[str]]:
+def shared_with(user_id: str) -> Select[str]:
     """The ids of the flows shared with a user (a subquery)."""
     return select(FlowShare.flow_id).where(FlowShare.user_id == user_id)
 
 
-def visible_flow_ids(user_id: str) -> Select[tuple[str]]:
+def visible_flow_ids(user_id: str) -> Select[str]:
     """The ids of the flows a user owns or has been given (a subquery)."""
     return select(FlowRow.id).where(or_(FlowRow.owner_id == user_id, FlowRow.id.in_(shared_with(user_id))))
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
 import sqlalchemy as sa
 from alembic import op
@@ -29,8 +30,8 @@ depends_on: str | Sequence[str] | None = None
 GLOBAL = sa.text("owner_id IS NULL")
 
 
-def _variables_table(*, owned: bool) -> list[sa.SchemaItem]:
-    columns: list[sa.SchemaItem] = []
+def _variables_table(*, owned: bool) -> list[Any]:
+    columns: list[Any] = []
     if owned:
         columns += [
             sa.Column("id", sa.String(length=32), nullable=False),
