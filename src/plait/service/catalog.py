@@ -197,11 +197,12 @@ class CatalogService:
             raise NotFound(f"no variable {name!r}")
 
     # ------------------------------------------------------------------ tools
-    async def tools(self, *, mcp: bool = True) -> dict[str, Any]:
+    async def tools(self, *, mcp: bool = True, owner_id: str | None = None) -> dict[str, Any]:
         """The built-in tools, then each server-side MCP server (the ``PLAIT_MCP_CONFIG`` file)
-        with its tools, listed by connecting to it now (`mcp=False` skips that). A server that
-        cannot be reached lists its error instead of failing the listing; servers that flows
-        declare in `settings.mcp_servers` are connected to by their runs only."""
+        with its tools, listed by connecting to it now (`mcp=False` skips that), with `${NAME}`
+        read as a run of `owner_id` reads it (its variables and the deployment-wide ones). A
+        server that cannot be reached lists its error instead of failing the listing; servers that
+        flows declare in `settings.mcp_servers` are connected to by their runs only."""
         builtin = [_tool_entry(tool, tool.name) for tool in default_tools().list()]
         out: dict[str, Any] = {"tools": builtin, "mcp_servers": [], "mcp_config_error": None}
         if not mcp:
@@ -211,7 +212,7 @@ class CatalogService:
         except ToolError as exc:
             out["mcp_config_error"] = str(exc)
             return out
-        ctx = _SecretsContext(await self.store.variables.values(), self.mcp)
+        ctx = _SecretsContext(await self.store.variables.values(owner_id), self.mcp)
         listed = await asyncio.gather(
             *(_server_entry(ctx, name, cfg.transport) for name, cfg in servers.items())
         )
