@@ -200,13 +200,15 @@ class Template:
         if self._jinja is None or self.light:
             return self.render(lookup, timeout_s)
         variables = self._variables(lookup, snapshot=True)
-        budget = _budget(limits().timeout_s, timeout_s, "PLAIT_TEMPLATE_TIMEOUT_S")
+        budget = _budget(limits().timeout_s, timeout_s, "PLAIT_TEMPLATE_TIMEOUT_S", polite=True)
         return await run_bounded(partial(self._run_with, variables, budget), budget)
 
     def _own_budget(self, timeout_s: float | None) -> Budget:
         settings = limits()
-        if self.light or not _on_event_loop():
+        if self.light:
             return _budget(settings.timeout_s, timeout_s, "PLAIT_TEMPLATE_TIMEOUT_S")
+        if not _on_event_loop():  # a render thread, a script
+            return _budget(settings.timeout_s, timeout_s, "PLAIT_TEMPLATE_TIMEOUT_S", polite=True)
         return _budget(
             settings.inline_timeout_s,
             timeout_s,
@@ -280,14 +282,16 @@ def _check_syntax_size(ast: jinja2.nodes.Template) -> None:
             )
 
 
-def _budget(limit_s: float, timeout_s: float | None, setting: str) -> Budget:
+def _budget(limit_s: float, timeout_s: float | None, setting: str, polite: bool = False) -> Budget:
     """A budget of `limit_s`, or less when the caller has less time: then the render stops a
     little before the caller's own deadline, so the template's message is the one people read."""
     if timeout_s is not None:
         timeout_s -= min(0.1, timeout_s / 10)
         if timeout_s < limit_s:
-            return Budget(max(timeout_s, 0.0), limits().max_chars, setting="the node's timeout_s")
-    return Budget(limit_s, limits().max_chars, setting=setting)
+            return Budget(
+                max(timeout_s, 0.0), limits().max_chars, setting="the node's timeout_s", polite=polite
+            )
+    return Budget(limit_s, limits().max_chars, setting=setting, polite=polite)
 
 
 def _on_event_loop() -> bool:
