@@ -29,7 +29,7 @@ from plait.engine.checkpoint import Checkpoint, Checkpointer, InMemoryCheckpoint
 from plait.engine.errors import ResumeError, RunInputError, RunNotFoundError
 from plait.engine.events import Event, EventSink
 from plait.engine.flow import Flow, FlowLike, PlanCache, load_flow, validate_inputs
-from plait.engine.limits import DEFAULT_MAX_SUBFLOW_DEPTH, subflow_too_deep
+from plait.engine.limits import DEFAULT_MAX_SUBFLOW_DEPTH, ExecutionCount, subflow_too_deep
 from plait.engine.policy import DataflowPolicy, SchedulingPolicy
 from plait.engine.policy_edge import EdgeLLMPolicy
 from plait.engine.results import RunResult
@@ -91,6 +91,8 @@ def _runner(
         mcp=services.mcp if services.mcp is not None else default_mcp,
         resolve_flow=services.resolve_flow or SubflowResolver(flow, flows, env, cache),
         registry=flow.registry,
+        # A top-level run counts its node executions afresh; a sub-flow's count with its parent's.
+        executions=services.executions if services.depth else ExecutionCount(),
     )
     return Runner(
         flow.plan,
@@ -321,9 +323,9 @@ class SubflowResolver:
 
     Children are found in `flows` (a mapping or an async loader), then as files beside the parent
     flow's file, and run with the parent's services one level deeper (at most
-    `RunLimits.max_subflow_depth` levels; their node executions count against the parent's). Their checkpoints stay in
-    memory: when a child waits for people its state travels in the parent's interrupt (checkpointed
-    with the parent), and the answer brings it back. Documents given as dicts are compiled once
+    `RunLimits.max_subflow_depth` levels; their node executions count with the parent's). Their
+    checkpoints stay in memory: when a child waits for people its state travels in the parent's
+    interrupt (checkpointed with the parent), and the answer brings it back. Documents given as dicts are compiled once
     per top-level run (`cache`, shared with the children's resolvers).
     """
 

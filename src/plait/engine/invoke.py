@@ -21,7 +21,7 @@ from enum import StrEnum
 from typing import Any
 
 from plait.engine.context import NodeRunContext
-from plait.engine.limits import output_size_over, output_too_large
+from plait.engine.limits import OutputBudget, output_too_large
 from plait.engine.plan import PlanNode
 from plait.nodes.base import InterruptRequest, NodeError, NodeResult
 
@@ -74,8 +74,8 @@ def _first_node_error(group: BaseExceptionGroup[Any]) -> NodeError | None:
     return None
 
 
-def call_inline(pn: PlanNode, ctx: NodeRunContext, max_output: int = 0) -> NodeOutcome:
-    """Run a pure in-memory node synchronously; `max_output`: its output budget in bytes (0: none)."""
+def call_inline(pn: PlanNode, ctx: NodeRunContext, budget: OutputBudget | None = None) -> NodeOutcome:
+    """Run a pure in-memory node synchronously; `budget`: the run's output size limit, if any."""
     t0 = time.perf_counter()
     try:
         result = pn.node.execute(ctx)
@@ -92,8 +92,8 @@ def call_inline(pn: PlanNode, ctx: NodeRunContext, max_output: int = 0) -> NodeO
         )
     else:
         outcome = NodeOutcome(_OK, result, None, None, None, None, 1, duration_ms, ctx.var_changes)
-    if max_output and (size := output_size_over(outcome.output, max_output)) is not None:
-        return NodeOutcome(_ERROR, error=format_error(output_too_large(pn.id, size, max_output)))
+    if budget is not None and (size := budget.over(outcome.output)) is not None:
+        return NodeOutcome(_ERROR, error=format_error(output_too_large(pn.id, size, budget.limit)))
     return outcome
 
 
@@ -105,7 +105,7 @@ async def call(
     start_retry: Callable[[int], Awaitable[None]],
     *,
     first_attempt: int = 1,
-    max_output: int = 0,
+    budget: OutputBudget | None = None,
 ) -> NodeOutcome:
     """Run a node's attempts: input check, then per attempt its timeout and output checks.
 
@@ -113,8 +113,8 @@ async def call(
     reports a failed attempt that will be retried and `start_retry(attempt)` reports (and
     records) the start of each attempt after the first, once its delay has passed.
     `first_attempt` is above 1 for a node run again after a crash stopped it: the attempts
-    continue from there, and `retry.max_attempts` still counts them all. `max_output`: the output
-    budget in bytes (0: none).
+    continue from there, and `retry.max_attempts` still counts them all. `budget`: the run's
+    output size limit, if any.
     """
     if pn.input_validator is not None:
         problem = schema_error(pn.input_validator, value)
@@ -137,8 +137,8 @@ async def call(
                 problem = schema_error(pn.output_validator, result.output)
                 if problem:
                     raise NodeError(f"output does not match output_schema: {problem}")
-            if max_output and (size := output_size_over(result.output, max_output)) is not None:
-                raise output_too_large(pn.id, size, max_output)
+            if budget is not None and (size := budget.over(result.output)) is not None:
+                raise output_too_large(pn.id, size, budget.limit)
             return NodeOutcome(
                 _OK,
                 result.output,

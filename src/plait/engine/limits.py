@@ -11,7 +11,9 @@ it with a message naming the size or count, the limit, and the fix; nothing is g
 - **Output size** is the size of the output's JSON encoding (UTF-8, compact), which is what is
   stored and streamed. `output_size_over` answers "certainly within the limit" with a cheap walk
   that over-estimates (small outputs cost a few type checks) and encodes only when the estimate
-  says the output might be too large.
+  says the output might be too large. A run's `OutputBudget` also remembers the last output found
+  within the limit, so the many in-memory nodes that pass a value on unchanged cost one identity
+  test.
 - **Node executions** are counted over the whole run tree: every node start (retries and
   re-runs after a crash included) of the run, of its loop and map bodies and of its sub-flow
   children, which share one `ExecutionCount`.
@@ -92,6 +94,26 @@ def _amount(n: int) -> str:
 
 
 # ------------------------------------------------------------------------------- output size
+class OutputBudget:
+    """The output size limit of one run (> 0), and the last value found within it."""
+
+    __slots__ = ("limit", "_fits")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._fits: Any = _NOTHING
+
+    def over(self, value: Any) -> int | None:
+        """As `output_size_over` (the size when `value` is over the limit, else None)."""
+        if value is self._fits:
+            return None
+        size = output_size_over(value, self.limit)
+        if size is None:
+            self._fits = value
+        return size
+
+
+_NOTHING = object()
 _SMALL = frozenset({type(None), bool, float})
 _SMALL_BYTES = 32  # an upper bound for the JSON of None, a bool, a float or an int of 64 bits
 _PER_CHAR = 6  # the most one character of a string can take in JSON (`\u001f`)
@@ -145,6 +167,7 @@ __all__ = [
     "DEFAULT_MAX_NODE_OUTPUT_BYTES",
     "DEFAULT_MAX_SUBFLOW_DEPTH",
     "ExecutionCount",
+    "OutputBudget",
     "RunLimits",
     "output_size_over",
     "output_too_large",

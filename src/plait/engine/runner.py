@@ -32,7 +32,7 @@ from plait.engine.errors import ResumeError
 from plait.engine.events import EventSink
 from plait.engine.invoke import NodeOutcome, OutcomeKind, call, call_inline, format_error
 from plait.engine.journal import BodyJournal, EventLog, RunJournal
-from plait.engine.limits import ExecutionCount, too_many_executions
+from plait.engine.limits import ExecutionCount, OutputBudget, too_many_executions
 from plait.engine.plan import Plan, PlanNode
 from plait.engine.policy import DataflowPolicy, SchedulingPolicy
 from plait.engine.results import RunResult
@@ -104,11 +104,12 @@ class Runner:
         self.emit = journal.emit
         self.parent = parent
         limits = self.services.limits
-        self.max_output = limits.max_node_output_bytes
+        max_output = limits.max_node_output_bytes
+        self.output_budget = OutputBudget(max_output) if max_output > 0 else None
         self.max_executions = limits.max_node_executions
-        if self.services.executions is None:  # a top-level run: its bodies and sub-flows share this
-            self.services = self.services.child(executions=ExecutionCount())
-        self.executions: ExecutionCount = self.services.executions  # type: ignore[assignment]
+        # The run tree's count (`plait.run` gives each top-level run one, its sub-flows share it);
+        # bodies share their run's (`run_body`).
+        self.executions = self.services.executions or ExecutionCount()
         self._done: deque[tuple[int, NodeOutcome]] = deque()
         self._tasks: dict[int, asyncio.Task[None]] = {}
         # Checkpointed runs: tasks just started, held at `_gate` until their `running` deltas
@@ -277,7 +278,7 @@ class Runner:
         if not self._mark_started(pn, 1):
             return self._out_of_executions(1)
         value, ports, scope = self.policy.node_input(self, pn.index)
-        return call_inline(pn, self._context(pn, 1, value, ports, scope), self.max_output)
+        return call_inline(pn, self._context(pn, 1, value, ports, scope), self.output_budget)
 
     def _start_task(self, pn: PlanNode) -> None:
         attempt = 1
@@ -343,7 +344,7 @@ class Runner:
                 await self.journal.save_started([self._running_delta(pn, attempt)])
 
         return await call(
-            pn, value, new_context, on_retry, start_retry, first_attempt=first, max_output=self.max_output
+            pn, value, new_context, on_retry, start_retry, first_attempt=first, budget=self.output_budget
         )
 
     def _commit(self, idx: int, outcome: NodeOutcome) -> ToSave | None:
@@ -364,6 +365,7 @@ class Runner:
             parent=scope,
             sys=self.sys,
         )
+        child.executions = self.executions
         status = await child.drive()
         if status == _FAILED:
             failure = child.state.failure
@@ -412,7 +414,10 @@ class Runner:
 
     # ----------------------------------------------------------------- restore / resume / expire
     def restore(self, checkpoint: Checkpoint) -> None:
-        """Rebuild the scheduler from a checkpoint by replaying its deltas (no node is executed)."""
+        """Rebuild the scheduler from a checkpoint by replaying its deltas (no node is executed).
+
+        A node whose last delta is a start (`running`) was cut short: it is ready again, and
+        `_start_task` runs it as the next attempt with a `NodeRerun` event."""
         journal = self.own_journal
         assert journal is not None
         journal.seq = checkpoint.highest_seq
