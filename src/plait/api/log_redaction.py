@@ -11,17 +11,19 @@ from __future__ import annotations
 import logging
 import re
 
-MASK = "********"
-_PATTERNS = (
-    re.compile(r"((?:api_key|apiKey|token|access_token)=)[^&\s\"']+"),
-    re.compile(r"(/human-tasks/)[^/\s?\"']+"),
-    re.compile(r"(/tasks/)[^/\s?\"']+"),
-)
+from plait.net.redact import MASK
+from plait.net.redact import mask_url_credentials as mask_url_query
+
+# Task tokens are path segments, not query parameters: the query rule does not see them.
+_TASK_PATHS = (re.compile(r"(/human-tasks/)[^/\s?\"']+"), re.compile(r"(/tasks/)[^/\s?\"']+"))
 LOGGERS = ("uvicorn.error", "uvicorn.access")
 
 
 def mask_url_credentials(text: str) -> str:
-    for pattern in _PATTERNS:
+    """`text` with credential query parameters (`?token=`, `?api_key=`...: plait.net.redact's
+    rule) and human-task tokens in paths masked."""
+    text = mask_url_query(text)
+    for pattern in _TASK_PATHS:
         text = pattern.sub(rf"\g<1>{MASK}", text)
     return text
 

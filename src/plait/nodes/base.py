@@ -139,7 +139,9 @@ class NodeContext(Protocol):
         """The run's shared services: `providers` (model providers by name) and `tools`."""
 
     def secret(self, name: str) -> str | None:
-        """A secret (API key...) by name: stored variables first, then the process environment."""
+        """A secret (API key...) by name: the run's stored variables first, then, for the
+        operator's provider and tool settings only (`OPENAI_API_KEY`...), the process environment
+        (see plait.engine.context.lookup_secret and docs/secrets.md)."""
 
     async def run_body(self, body: str, *, aliases: Mapping[str, Any], inputs: Any = None) -> dict[str, Any]:
         """Run one of this node's bodies (by the name `subgraphs` gives it) with alias roots;
