@@ -216,3 +216,19 @@ async def test_the_flow_channel_checks_access_per_run(app: Any, admin: httpx.Asy
     ):
         await channel.handle(json.dumps(message))
         assert sent[-1]["type"] == "error" and sent[-1]["code"] == "not_found", sent[-1]
+
+
+async def test_password_guessing_is_throttled_per_email(app: Any, admin: httpx.AsyncClient) -> None:
+    await _user(admin, "gus@example.com", password="right-password")
+    async with _client(app) as browser:
+        for _ in range(5):
+            r = await browser.post(
+                "/api/v1/auth/login", json={"email": "gus@example.com", "password": "guess"}
+            )
+            assert r.status_code == 401
+        r = await browser.post(
+            "/api/v1/auth/login", json={"email": "gus@example.com", "password": "right-password"}
+        )
+        assert r.status_code == 429 and "try again in" in r.json()["error"]["message"]
+        r = await browser.post("/api/v1/auth/login", json={"email": "other@example.com", "password": "x" * 8})
+        assert r.status_code == 401  # other emails are not held up

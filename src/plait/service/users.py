@@ -21,7 +21,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from plait.service.access import ALL_SCOPES, ROLE_SCOPES, Principal, Role, Scope, principal
-from plait.service.errors import Conflict, Invalid, NotFound, Unauthorized
+from plait.service.errors import Conflict, Invalid, NotFound, ServiceError, Unauthorized
 from plait.service.settings import Settings
 from plait.store import Store
 from plait.store.models import ApiKey, User
@@ -29,11 +29,20 @@ from plait.store.repos import SESSION, SIGNIN
 
 LOCAL_ADMIN_EMAIL = "admin@localhost"
 KEY_CACHE_S = 30.0
+LOGIN_FAILURES = 5  # wrong passwords for one email within LOGIN_WINDOW_S ...
+LOGIN_WINDOW_S = 300.0  # ... make it wait until the oldest of them is this old
 SESSION_TTL_S = 14 * 24 * 3600.0
 SIGNIN_TTL_S = 24 * 3600.0
 MIN_PASSWORD = 8
 
 _hasher = PasswordHasher()
+
+
+class TooManyAttempts(ServiceError):
+    """429: a login for an email that guessed wrong too often lately."""
+
+    status = 429
+    code = "too_many_attempts"
 
 
 def hash_password(password: str) -> str:
@@ -88,6 +97,7 @@ class UserService:
         self.settings = settings
         self._key_cache: dict[str, tuple[float, Principal]] = {}
         self._local_admin: Principal | None = None
+        self._login_failures: dict[str, list[float]] = {}  # email -> times of recent failures
 
     # -- who is calling -------------------------------------------------------------------------
 
@@ -174,15 +184,30 @@ class UserService:
 
     async def login(self, email: str, password: str) -> tuple[User, str]:
         """Check a password; returns the user and a new session token. One message for every
-        failure (no oracle for which emails exist); the hash is checked even when none exists."""
-        user = await self.store.users.get_by_email(email.strip().lower())
+        failure (no oracle for which emails exist); the hash is checked even when none exists.
+        After `LOGIN_FAILURES` wrong tries for one email in `LOGIN_WINDOW_S`, that email waits
+        (429) whatever the password: guessing costs minutes, not milliseconds."""
+        email = email.strip().lower()
+        now = time.monotonic()
+        recent = [t for t in self._login_failures.get(email, ()) if t > now - LOGIN_WINDOW_S]
+        if len(recent) >= LOGIN_FAILURES:
+            wait = int(recent[0] + LOGIN_WINDOW_S - now) + 1
+            raise TooManyAttempts(
+                f"too many wrong passwords for this email; try again in {wait} s",
+                hint="an admin can set a new password with `plait admin set-password EMAIL`",
+            )
+        user = await self.store.users.get_by_email(email)
         stored = user.password_hash if user is not None and not user.disabled else None
         try:
             ok = _hasher.verify(stored or _DUMMY_HASH, password) and stored is not None
         except (VerificationError, InvalidHashError):
             ok = False
         if not ok or user is None:
+            if len(self._login_failures) > 10_000:
+                self._login_failures.clear()
+            self._login_failures[email] = [*recent, now]
             raise Unauthorized("wrong email or password")
+        self._login_failures.pop(email, None)
         if stored is not None and _hasher.check_needs_rehash(stored):
             await self.store.users.update(user.id, password_hash=_hasher.hash(password))
         return user, await self.store.auth_tokens.create(SESSION, user.id, ttl_s=SESSION_TTL_S)
