@@ -118,14 +118,15 @@ class Budget:
         setting: str = "PLAIT_TEMPLATE_TIMEOUT_S",
         polite: bool = False,
     ) -> None:
+        now = time.monotonic() if timeout_s is not None or polite else 0.0
         self.timeout_s = timeout_s
-        self.deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        self.deadline = None if timeout_s is None else now + timeout_s
         self.max_chars = max_chars
         self.written = 0
         self.cancelled = False
         self.setting = setting
         self.polite = polite
-        self._next_yield = 0.0
+        self._next_yield = now + YIELD_EVERY_S
         self._weights: dict[int, tuple[Any, int]] = {}  # id -> (value kept alive, weight)
 
     def tick(self) -> None:

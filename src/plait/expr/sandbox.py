@@ -8,10 +8,10 @@ This module adds the bounds of budget.py at every place a template spends time o
   filter, test and the finalizer take the render context (Jinja never folds those), and every
   arithmetic operator is intercepted (Jinja never folds those either).
 - **Loops, calls, filters and outputs tick the budget.** `bound_ast` rewrites the parsed template:
-  every `for` iterates through `__plait_loop` (one tick per item), literal text becomes a
-  constant that goes through the finalizer (so all text written, even into `{% set %}` blocks and
-  macro bodies, is counted), `~` goes through `__plait_concat` and list/tuple/dict literals through
-  `__plait_value` (both measured).
+  every `for` iterates through `__plait_loop` (one tick per item), literal text in loops, macros
+  and call blocks becomes a constant that goes through the finalizer (so all text they write, even
+  into `{% set %}` blocks and macro bodies, is counted), `~` goes through `__plait_concat` and
+  list/tuple/dict literals through `__plait_value` (both measured).
 - **Sizes are checked before allocating.** Padding methods and filters (`ljust`, `center`,
   `zfill`, `indent`...), `str.format` and `%` widths, `join`, `replace`, `*` on sequences and
   numbers, `sum` of lists, `batch`/`slice` counts, `lipsum` are checked from their arguments;
@@ -493,15 +493,28 @@ def _literal_items(node: nodes.Expr) -> list[nodes.Node]:
 
 
 class _Bound(NodeTransformer):
-    """The rewrite described in the module docstring."""
+    """The rewrite described in the module docstring. Literal text outside loops, macros and
+    call blocks is written once, at most the template's size: it stays as it is (uncounted)."""
+
+    def __init__(self) -> None:
+        self._repeating = 0  # inside a body that may run many times
+
+    def _repeated(self, node: nodes.Node) -> nodes.Node:
+        self._repeating += 1
+        try:
+            return self.generic_visit(node)
+        finally:
+            self._repeating -= 1
 
     def visit_For(self, node: nodes.For) -> nodes.Node:
-        node = self.generic_visit(node)
+        node = self._repeated(node)
         node.iter = _wrap(node.iter, "__plait_loop")
         return node
 
+    visit_Macro = visit_CallBlock = _repeated
+
     def visit_TemplateData(self, node: nodes.TemplateData) -> nodes.Node:
-        return nodes.Const(node.data, lineno=node.lineno)
+        return nodes.Const(node.data, lineno=node.lineno) if self._repeating else node
 
     def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
         node = self.generic_visit(node)

@@ -205,8 +205,8 @@ class Template:
 
     def _own_budget(self, timeout_s: float | None) -> Budget:
         settings = limits()
-        if self.light:
-            return _budget(settings.timeout_s, timeout_s, "PLAIT_TEMPLATE_TIMEOUT_S")
+        if self.light:  # its time is bounded by its size: no clock to read
+            return Budget(None, settings.max_chars)
         if not _on_event_loop():  # a render thread, a script
             return _budget(settings.timeout_s, timeout_s, "PLAIT_TEMPLATE_TIMEOUT_S", polite=True)
         return _budget(
