@@ -1,7 +1,16 @@
 """Use cases shared by the HTTP API and the CLI: flows, versions, runs, human tasks."""
 
 from plait.service.core import Services
-from plait.service.errors import Conflict, Gone, Invalid, NotFound, ServiceError, Unauthorized
+from plait.service.errors import (
+    Conflict,
+    Forbidden,
+    Gone,
+    Invalid,
+    NotFound,
+    ServiceError,
+    TooManyAttempts,
+    Unauthorized,
+)
 from plait.service.flows import FlowService
 from plait.service.runs import RunService
 from plait.service.settings import Settings
@@ -9,6 +18,7 @@ from plait.service.settings import Settings
 __all__ = [
     "Conflict",
     "FlowService",
+    "Forbidden",
     "Gone",
     "Invalid",
     "NotFound",
@@ -16,5 +26,6 @@ __all__ = [
     "ServiceError",
     "Services",
     "Settings",
+    "TooManyAttempts",
     "Unauthorized",
 ]

@@ -21,14 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum, StrEnum
 
-from plait.service.errors import NotFound, ServiceError
+from plait.service.errors import Forbidden, NotFound
 from plait.store import Store
 from plait.store.models import FlowRow, Run
-
-
-class Forbidden(ServiceError):
-    status = 403
-    code = "forbidden"
 
 
 class Role(StrEnum):
@@ -153,7 +148,6 @@ __all__ = [
     "ROLE_SCOPES",
     "Access",
     "AccessService",
-    "Forbidden",
     "Principal",
     "Role",
     "Scope",

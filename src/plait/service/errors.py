@@ -4,10 +4,12 @@ the status, code, message and details the HTTP API and the WebSocket channel bot
 PlaitError
 └── ServiceError        400 bad_request (a request the service refuses)
     ├── Unauthorized    401 unauthorized
-    ├── NotFound        404 not_found
+    ├── Forbidden       403 forbidden (a scope or access the caller lacks, on what they may see)
+    ├── NotFound        404 not_found (also what the caller may not see)
     ├── Conflict        409 conflict
     ├── Gone            410 gone
-    └── Invalid         422 invalid
+    ├── Invalid         422 invalid
+    └── TooManyAttempts 429 too_many_attempts
 """
 
 from __future__ import annotations
@@ -57,6 +59,18 @@ class Invalid(ServiceError):
 class Unauthorized(ServiceError):
     status = 401
     code = "unauthorized"
+
+
+class Forbidden(ServiceError):
+    status = 403
+    code = "forbidden"
+
+
+class TooManyAttempts(ServiceError):
+    """A login for an email that guessed wrong too often lately."""
+
+    status = 429
+    code = "too_many_attempts"
 
 
 @dataclass(frozen=True, slots=True)

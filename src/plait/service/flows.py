@@ -18,8 +18,8 @@ from sqlalchemy.exc import IntegrityError
 from plait.engine.context import operator_keys
 from plait.engine.flow import Flow, PlanCache, load_flow
 from plait.net.redact import SecretMask
-from plait.service.access import Access, AccessService, Forbidden, Principal
-from plait.service.errors import Conflict, Invalid, NotFound
+from plait.service.access import Access, AccessService, Principal
+from plait.service.errors import Conflict, Forbidden, Invalid, NotFound
 from plait.service.scrub import scrub_secrets
 from plait.spec.loader import check_document_data, read_document_data
 from plait.spec.problems import FlowValidationError

@@ -21,7 +21,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from plait.service.access import ALL_SCOPES, ROLE_SCOPES, Principal, Role, Scope, principal
-from plait.service.errors import Conflict, Invalid, NotFound, ServiceError, Unauthorized
+from plait.service.errors import Conflict, Invalid, NotFound, TooManyAttempts, Unauthorized
 from plait.service.settings import Settings
 from plait.store import Store
 from plait.store.models import ApiKey, User
@@ -36,13 +36,6 @@ SIGNIN_TTL_S = 24 * 3600.0
 MIN_PASSWORD = 8
 
 _hasher = PasswordHasher()
-
-
-class TooManyAttempts(ServiceError):
-    """429: a login for an email that guessed wrong too often lately."""
-
-    status = 429
-    code = "too_many_attempts"
 
 
 def hash_password(password: str) -> str:
