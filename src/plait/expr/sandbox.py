@@ -174,7 +174,7 @@ def _join_size(budget: Budget, separator: str | bytes, items: list[Any]) -> int:
     return len(separator) * max(len(items) - 1, 0) + budget.weight(items) - 1
 
 
-def _replace_size(text: str | bytes, old: Any, new: Any, count: Any) -> int:
+def _replace_size(text: Any, old: Any, new: Any, count: Any) -> int:
     if not isinstance(old, type(text)) or not isinstance(new, type(text)):
         return len(text)
     hits = text.count(old) if old else len(text) + 1
@@ -187,32 +187,40 @@ def _method_args(
     budget: Budget, method: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[Any, ...]:
     """Check a call of a built-in method before it allocates; returns the arguments to call with."""
-    owner = getattr(method, "__self__", None)
+    owner: Any = getattr(method, "__self__", None)
     name = getattr(method, "__name__", "")
     if isinstance(owner, (str, bytes, bytearray)):
-        if name in ("ljust", "rjust", "center", "zfill"):
-            _width(budget, _arg(args, kwargs, 0, "width", 0), f"a string padded by {name}()")
-        elif name == "expandtabs":
-            tabsize = _arg(args, kwargs, 0, "tabsize", 8)
-            if isinstance(tabsize, int):
-                tabs = owner.count("\t" if isinstance(owner, str) else b"\t")
-                budget.check_size(len(owner) + tabs * tabsize, "a string with expanded tabs")
-        elif name == "join" and args:
-            items = _materialize(budget, args[0])
-            budget.check_size(_join_size(budget, owner, items), "a joined string")
-            return (items, *args[1:])
-        elif name == "replace" and len(args) >= 2:
-            count = args[2] if len(args) > 2 else kwargs.get("count", -1)
-            budget.check_size(_replace_size(owner, args[0], args[1], count), "a replaced string")
-        elif name == "translate" and args and isinstance(args[0], Mapping):
-            longest = max((len(v) for v in args[0].values() if isinstance(v, (str, bytes))), default=1)
-            budget.check_size(len(owner) * max(longest, 1), "a translated string")
-    elif isinstance(owner, int) and name == "to_bytes":
+        return _text_method_args(budget, owner, name, args, kwargs)
+    if isinstance(owner, int) and name == "to_bytes":
         _width(budget, _arg(args, kwargs, 0, "length", 1), "a byte string")
     elif method is generate_lorem_ipsum:
         n, most = _arg(args, kwargs, 0, "n", 5), _arg(args, kwargs, 3, "max", 100)
         if isinstance(n, int) and isinstance(most, int):
             budget.check_size(n * max(most, 1) * 12, "placeholder text")
+    return args
+
+
+def _text_method_args(
+    budget: Budget, owner: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Any, ...]:
+    """`_method_args` for str/bytes methods (`owner` is the string)."""
+    if name in ("ljust", "rjust", "center", "zfill"):
+        _width(budget, _arg(args, kwargs, 0, "width", 0), f"a string padded by {name}()")
+    elif name == "expandtabs":
+        tabsize = _arg(args, kwargs, 0, "tabsize", 8)
+        if isinstance(tabsize, int):
+            tabs = owner.count("\t" if isinstance(owner, str) else b"\t")
+            budget.check_size(len(owner) + tabs * tabsize, "a string with expanded tabs")
+    elif name == "join" and args:
+        items = _materialize(budget, args[0])
+        budget.check_size(_join_size(budget, owner, items), "a joined string")
+        return (items, *args[1:])
+    elif name == "replace" and len(args) >= 2:
+        count = args[2] if len(args) > 2 else kwargs.get("count", -1)
+        budget.check_size(_replace_size(owner, args[0], args[1], count), "a replaced string")
+    elif name == "translate" and args and isinstance(args[0], Mapping):
+        longest = max((len(v) for v in args[0].values() if isinstance(v, (str, bytes))), default=1)
+        budget.check_size(len(owner) * max(longest, 1), "a translated string")
     return args
 
 
@@ -320,7 +328,7 @@ def _guard_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
     return guarded
 
 
-def _guard_test(func: Callable[..., Any]) -> Callable[..., Any]:
+def _guard_test(func: Any) -> Callable[..., Any]:
     kind = getattr(func, "jinja_pass_arg", None)
 
     @pass_context
@@ -482,7 +490,7 @@ ENV.globals["lipsum"] = generate_lorem_ipsum  # checked in `call` (its arguments
 # --- the parsed template: rewritten so it ticks and measures, and classified ----------------------------
 
 
-def _wrap(node: nodes.Expr, name: str) -> nodes.Filter:
+def _wrap(node: Any, name: str) -> nodes.Filter:
     return nodes.Filter(node, name, [], [], None, None, lineno=node.lineno)
 
 
@@ -507,7 +515,7 @@ class _Bound(NodeTransformer):
             self._repeating -= 1
 
     def visit_For(self, node: nodes.For) -> nodes.Node:
-        node = self._repeated(node)
+        self._repeated(node)  # rewrites the node in place
         node.iter = _wrap(node.iter, "__plait_loop")
         return node
 
@@ -517,11 +525,11 @@ class _Bound(NodeTransformer):
         return nodes.Const(node.data, lineno=node.lineno) if self._repeating else node
 
     def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
-        node = self.generic_visit(node)
+        self.generic_visit(node)
         return _wrap(nodes.Tuple(list(node.nodes), "load", lineno=node.lineno), "__plait_concat")
 
     def _literal(self, node: nodes.Expr) -> nodes.Node:
-        node = self.generic_visit(node)
+        self.generic_visit(node)
         if getattr(node, "ctx", "load") != "load":
             return node
         if all(isinstance(item, nodes.Const) for item in _literal_items(node)):
@@ -548,9 +556,9 @@ def is_light(ast: nodes.Template) -> bool:
 
 def bound_ast(ast: nodes.Template) -> nodes.Template:
     """The template rewritten to tick and measure (see the module docstring)."""
-    bound = _Bound().visit(ast)
-    bound.set_environment(ENV)
-    return bound
+    _Bound().visit(ast)  # in place: the root is never replaced
+    ast.set_environment(ENV)
+    return ast
 
 
 __all__ = ["ENV", "BoundedSandbox", "bound_ast", "check_printf", "is_light", "text_of"]

@@ -159,7 +159,8 @@ def _scan_yaml(text: str, limits: DocumentLimits) -> None:
         if isinstance(event, _OPEN):
             depth += 1
             if depth > limits.max_depth:
-                raise _too_deep(f"the YAML (at line {event.start_mark.line + 1})", limits)
+                mark = event.start_mark
+                raise _too_deep(f"the YAML (at line {mark.line + 1})" if mark else "the YAML", limits)
         elif isinstance(event, _CLOSE):
             depth -= 1
         elif isinstance(event, yaml.AliasEvent):
@@ -190,9 +191,11 @@ def _data_size(value: Any) -> int:
 
 def _node_children(node: Any) -> Iterator[Any] | None:
     if isinstance(node, yaml.MappingNode):
-        return (part for pair in node.value for part in pair)
+        pairs: list[tuple[Any, Any]] = node.value
+        return (part for pair in pairs for part in pair)
     if isinstance(node, yaml.SequenceNode):
-        return iter(node.value)
+        items: list[Any] = node.value
+        return iter(items)
     return None
 
 
