@@ -169,7 +169,7 @@ class Budget:
     def check_value(self, value: Any, what: str = "a value") -> Any:
         """Check a value the template built against the size limit; returns it."""
         kind = type(value)
-        if kind is str or kind is bytes:
+        if kind is str or kind is bytes or isinstance(value, (str, bytes)):
             if len(value) > self.max_chars:
                 raise self.too_large(what, len(value))
         elif isinstance(value, _CONTAINERS):
