@@ -145,3 +145,26 @@ def test_waiting_run_on_a_terminal_prompts_for_the_fields():
     assert b"completed" in seen
     assert proc.wait(timeout=30) == 0
     os.close(main)
+
+
+def test_progress_says_why_a_node_runs_again() -> None:
+    """A node re-run after the server stopped (node_rerun) is a line of its own, with the reason."""
+    import io
+
+    from rich.console import Console
+
+    from plait.cli.main import _Progress
+    from plait.engine.events import Event, NodeRerun
+
+    out = io.StringIO()
+    _Progress(Console(file=out, width=200))(
+        Event(
+            seq=3,
+            type="node_rerun",
+            run_id="r",
+            ts=0.0,
+            node_id="call",
+            data=NodeRerun(2, "the server stopped"),
+        )
+    )
+    assert "call runs again (attempt 2): the server stopped" in out.getvalue()

@@ -99,6 +99,8 @@ class _Progress:
                 self.console.print(f"[dim]⊘ {node} skipped[/]")
             case ev.NodeRetrying(error=error):
                 self.console.print(f"[yellow]↻[/] {node} failed ({error}), retrying")
+            case ev.NodeRerun(attempt=attempt, reason=reason):
+                self.console.print(f"[yellow]↻[/] {node} runs again (attempt {attempt}): {escape(reason)}")
             case ev.Waiting():
                 self.console.print(f"[yellow]⏸[/] {node} waiting for input")
             case ev.Decision():  # edge-LLM flows: what the decider chose, and why
