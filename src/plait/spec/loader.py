@@ -67,7 +67,19 @@ class DocumentLimits:
         )
 
 
-LIMITS = DocumentLimits.from_env()
+_limits = DocumentLimits.from_env()
+
+
+def document_limits() -> DocumentLimits:
+    """The process-wide document limits."""
+    return _limits
+
+
+def set_document_limits(new: DocumentLimits) -> DocumentLimits:
+    """Replace the process-wide limits (the server's settings, tests); returns the previous ones."""
+    global _limits
+    previous, _limits = _limits, new
+    return previous
 
 
 def read_document_data(
@@ -75,7 +87,7 @@ def read_document_data(
 ) -> dict[str, Any]:
     """Parse a path, a JSON/YAML string or a dict into plain data; syntax errors and documents over
     the limits (see the module docstring) become problems."""
-    limits = limits or LIMITS
+    limits = limits or _limits
     if isinstance(source, dict):
         check_document_data(source, limits)
         return source
@@ -121,7 +133,7 @@ def read_document_data(
 def check_document_data(data: Any, limits: DocumentLimits | None = None) -> None:
     """Refuse parsed data (a request body) nested deeper than `max_depth`, larger than `max_chars`
     once written out, or containing itself; raises FlowValidationError."""
-    _measure(data, _data_children, _data_size, limits or LIMITS)
+    _measure(data, _data_children, _data_size, limits or _limits)
 
 
 def _looks_like_path(source: str) -> bool:
