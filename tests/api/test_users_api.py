@@ -232,3 +232,27 @@ async def test_password_guessing_is_throttled_per_email(app: Any, admin: httpx.A
         assert r.status_code == 429 and "try again in" in r.json()["error"]["message"]
         r = await browser.post("/api/v1/auth/login", json={"email": "other@example.com", "password": "x" * 8})
         assert r.status_code == 401  # other emails are not held up
+
+
+async def test_request_bodies_are_capped(app: Any, admin: httpx.AsyncClient, monkeypatch: Any) -> None:
+    """The outer wall: a body over PLAIT_MAX_BODY_BYTES is a clear 413 before the route reads it,
+    declared (content-length) or streamed (chunked)."""
+    from plait.api.body_limit import BodyLimit
+
+    limited = BodyLimit(app, max_bytes=1000)
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=limited), base_url="http://test", headers={"x-api-key": API_KEY}
+    ) as c:
+        r = await c.post("/api/v1/flows/validate", content=b'{"content": "' + b"x" * 2000 + b'"}')
+        assert r.status_code == 413 and r.json()["error"]["code"] == "body_too_large"
+
+        async def chunks() -> Any:
+            for _ in range(5):
+                yield b" " * 400
+
+        r = await c.post(
+            "/api/v1/flows/validate", content=chunks(), headers={"content-type": "application/json"}
+        )
+        assert r.status_code == 413
+        r = await c.post("/api/v1/flows/validate", json={"document": _flow("small")})
+        assert r.status_code == 200

@@ -19,6 +19,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import RedirectResponse, Response
 
 import plait
+from plait.api.body_limit import BodyLimit
 from plait.api.deps import SESSION_COOKIE, Svc
 from plait.api.errors import install_error_handlers
 from plait.api.log_redaction import install_log_redaction
@@ -56,6 +57,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     install_error_handlers(app)
     install_log_redaction()
+    app.add_middleware(BodyLimit)
 
     @app.get("/healthz", tags=["meta"])
     async def healthz(svc: Svc, request: Request) -> dict[str, Any]:
