@@ -270,7 +270,9 @@ def test_serve_prints_a_sign_in_link_and_imports_examples(tmp_path: Path) -> Non
     next start prints a new one and imports nothing twice. Strangers learn nothing: /healthz says
     only "ok", the API wants a credential, the database file is the server user's only, and the
     access log masks the sign-in and human-task tokens."""
-    srv = Server(tmp_path, api_key=None, args=["--examples", str(REPO / "examples"), "--log-level", "info"]).start()
+    srv = Server(
+        tmp_path, api_key=None, args=["--examples", str(REPO / "examples"), "--log-level", "info"]
+    ).start()
     try:
         match = re.search(r"plait: sign in at (http://\S+/\?token=(\S+))", srv.log())
         assert match, srv.log()
