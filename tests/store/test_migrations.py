@@ -16,6 +16,7 @@ from plait.store.models import TABLES, Base
 
 EXPECTED_TABLES = {
     "api_keys",
+    "blobs",
     "auth_tokens",
     "components",
     "decisions",
@@ -45,7 +46,7 @@ async def test_migrate_creates_every_table_and_is_idempotent(db_url: str) -> Non
     assert set(TABLES) == EXPECTED_TABLES
     assert await current_revision(db_url) is None
     await migrate(db_url)
-    assert await current_revision(db_url) == head_revision() == "0004"
+    assert await current_revision(db_url) == head_revision() == "0005"
     assert await _tables(db_url) == EXPECTED_TABLES | {"alembic_version"}
     await migrate(db_url)  # second run: nothing to do, no error
     assert await current_revision(db_url) == head_revision()
@@ -145,7 +146,9 @@ async def test_upgrade_0002_to_0003_keeps_runs_without_a_document(db_url: str, b
         await store.close()
 
 
-async def test_upgrade_0003_to_0004_keeps_variables_deployment_wide_and_admins(db_url: str, box: object) -> None:
+async def test_upgrade_0003_to_0004_keeps_variables_deployment_wide_and_admins(
+    db_url: str, box: object
+) -> None:
     store = await Store.open(db_url, box=box, run_migrations=False)  # type: ignore[arg-type]
     try:
         token = store.box.encrypt("s3cret")

@@ -226,6 +226,20 @@ class RunEvent(Base):
     ts: Mapped[float]
 
 
+class Blob(Base):
+    """A large JSON value stored once (see `plait.store.blobs`): `key` is the SHA-256 of `data`,
+    its JSON text; rows refer to it as `{"$blob": key}`. `refs`: `data` is a dict or list some of
+    whose items are such references themselves."""
+
+    __tablename__ = "blobs"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    data: Mapped[str] = mapped_column(Text)
+    size: Mapped[int] = mapped_column(BigInteger)
+    refs: Mapped[bool] = mapped_column(default=False, server_default=false())
+    created_at: Mapped[float] = mapped_column(default=time.time)
+
+
 class HumanTask(Base):
     __tablename__ = "human_tasks"
     __table_args__ = (

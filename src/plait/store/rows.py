@@ -12,17 +12,23 @@ a completed run's outputs are in its `runs` row, so its `run_started` and `run_f
 keep `"inputs_in": "runs"` and `"outputs_in": "runs"`. Reading the events back (`stored_events`)
 puts the values in again: what the API and the streams return is the event as the engine emitted
 it.
+
+A large value (over 64 KiB of JSON) in `node_runs.output`, `runs.outputs` or an event's payload
+is stored once in `blobs` and referred to (see `plait.store.blobs`): the writers pass a
+`BlobSink`, the readers a `BlobReader`.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Sequence
+from types import SimpleNamespace
 from typing import Any
 
 from plait.engine import events as ev
 from plait.engine.checkpoint import NodeDelta, RunRecord, input_sources
 from plait.engine.events import Event
+from plait.store.blobs import BlobReader, BlobSink
 from plait.store.db import json_dumps
 
 # The JSON columns of `node_runs` (encoded by hand on the raw sqlite3 path).
@@ -49,10 +55,12 @@ def event_rows(
     *,
     output_of: str | None = None,
     run_row: str | None = None,
+    blobs: BlobSink | None = None,
 ) -> list[dict[str, Any]]:
     """`run_events` rows (for SQLAlchemy: the payload stays a Python value).
 
-    `output_of`: the node whose `ok` delta is saved with these events: its `node_finished` refers
+    `blobs`: where a large payload goes (None: it stays inline, for `sqlite_event_rows`, which
+    measures the JSON text it encodes). `output_of`: the node whose `ok` delta is saved with these events: its `node_finished` refers
     to that node run's output. `run_row`: the type of the run-level event (`run_started`,
     `run_finished`) whose inputs or outputs the run row saved with them holds."""
     field = RUN_ROW_FIELDS[run_row] if run_row is not None else None
@@ -67,6 +75,8 @@ def event_rows(
             elif field is not None and e.type == run_row and data.get(field):
                 del data[field]
                 data[field + "_in"] = IN_RUNS
+            if blobs is not None:
+                data = blobs.pack(data)
         rows.append(
             {"run_id": run_id, "seq": e.seq, "type": e.type, "node_id": e.node_id, "data": data, "ts": e.ts}
         )
@@ -74,13 +84,48 @@ def event_rows(
 
 
 def sqlite_event_rows(
-    run_id: str, events: Sequence[Event], *, output_of: str | None = None, run_row: str | None = None
+    run_id: str,
+    events: Sequence[Event],
+    blobs: BlobSink,
+    *,
+    output_of: str | None = None,
+    run_row: str | None = None,
 ) -> list[dict[str, Any]]:
-    """`event_rows` for a raw sqlite3 statement (the payload as JSON text)."""
+    """`event_rows` for a raw sqlite3 statement (the payload as JSON text, large ones in `blobs`)."""
     rows = event_rows(run_id, events, output_of=output_of, run_row=run_row)
     for row in rows:
-        row["data"] = json_or_none(row["data"])
+        data = row["data"]
+        if data is not None:
+            row["data"] = blobs.pack_text(data, json_dumps(data))
     return rows
+
+
+def with_blobs(rows: Sequence[Any], column: str, blobs: BlobReader | None) -> Sequence[Any]:
+    """`rows` (Core rows or ORM objects) with the references in `column` replaced by their values
+    (new plain rows; the given ones are left as they are). None: nothing to replace."""
+    if blobs is None:
+        return rows
+    out: list[Any] = []
+    for row in rows:
+        value = getattr(row, column)
+        found = blobs.value(value)
+        if found is value:
+            out.append(row)
+        else:
+            fields = row_fields(row)
+            fields[column] = found
+            out.append(SimpleNamespace(**fields))
+    return out
+
+
+def row_fields(row: Any) -> dict[str, Any]:
+    """The columns of a Core row, an ORM object or a `with_blobs` row, as a new dict."""
+    mapping = getattr(row, "_mapping", None)
+    if mapping is not None:
+        return dict(mapping)
+    if isinstance(row, SimpleNamespace):
+        return dict(vars(row))
+    return {c.key: getattr(row, c.key) for c in row.__table__.columns}
 
 
 def row_to_event(run_id: str, row: Any) -> Event:
@@ -189,12 +234,16 @@ def delta_row(run_id: str, delta: NodeDelta, event_seq: int | None, now: float) 
     }
 
 
-def sqlite_delta_row(row: dict[str, Any]) -> dict[str, Any]:
-    """A `delta_row` made ready for a raw sqlite3 statement (JSON columns as text), in place."""
+def sqlite_delta_row(row: dict[str, Any], blobs: BlobSink | None = None) -> dict[str, Any]:
+    """A `delta_row` made ready for a raw sqlite3 statement (JSON columns as text), in place; a
+    large output goes to `blobs`."""
+    output = row["output"]
     for key in NODE_RUN_JSON_COLUMNS:
         value = row[key]
         if value is not None:
             row[key] = json_dumps(value)
+    if blobs is not None and output is not None:
+        row["output"] = blobs.pack_text(output, row["output"])
     return row
 
 
@@ -269,8 +318,10 @@ __all__ = [
     "row_to_delta",
     "row_to_event",
     "references",
+    "row_fields",
     "row_to_record",
     "sqlite_delta_row",
     "sqlite_event_rows",
     "stored_events",
+    "with_blobs",
 ]

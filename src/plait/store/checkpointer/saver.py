@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 import plait.store.run_rows as run_rows
 from plait.engine.checkpoint import Checkpoint, NodeDelta, RunRecord
 from plait.engine.events import Event
+from plait.store.blobs import read_blobs
 from plait.store.checkpointer import sqlite as sqlite_tx
 from plait.store.checkpointer import transactions as sql_tx
 from plait.store.db import sqlite_path
@@ -32,9 +33,11 @@ from plait.store.rows import (
     decision_row,
     delta_row,
     live_vars,
+    row_fields,
     row_to_delta,
     row_to_record,
     stored_events,
+    with_blobs,
 )
 from plait.store.sqlite_writer import SqliteWriter
 
@@ -177,13 +180,21 @@ class SqlCheckpointer:
                 .scalars()
                 .all()
             )
+            # Large values are stored once, in `blobs` (see plait.store.blobs).
+            blobs = await read_blobs(
+                conn, [run.outputs, *(r.output for r in deltas), *(r.data for r in event_rows)]
+            )
+        if blobs is not None:
+            run = with_blobs([run], "outputs", blobs)[0]
+            deltas = with_blobs(deltas, "output", blobs)
+            event_rows = with_blobs(event_rows, "data", blobs)
         record = row_to_record(run)
         live = live_vars(run.context)
         self._vars[run_id] = live if live is not None else dict(record.variables)
         return Checkpoint(
             record,
             [row_to_delta(r) for r in deltas],
-            stored_events(run_id, event_rows, NodeOutputs(deltas), dict(run._mapping)) if event_rows else [],
+            stored_events(run_id, event_rows, NodeOutputs(deltas), row_fields(run)) if event_rows else [],
             list(decisions),
             last_seq,
         )

@@ -14,6 +14,7 @@ from sqlalchemy import bindparam, insert
 import plait.store.run_rows_sqlite as run_rows_sqlite
 from plait.engine import events as ev
 from plait.engine.events import Event
+from plait.store.blobs import BlobSink, insert_statement
 from plait.store.db import json_dumps
 from plait.store.models import Decision, NodeRunRow, RunEvent, table_of
 from plait.store.rows import sqlite_delta_row, sqlite_event_rows
@@ -29,6 +30,17 @@ _SQL_INSERT_EVENT = compile_sql(insert(_events).values({c.name: bindparam(c.name
 _SQL_INSERT_DECISION = compile_sql(
     insert(_decisions).values({c.name: bindparam(c.name) for c in _decisions.c if c.name != "id"})
 )
+_SQL_INSERT_BLOB = compile_sql(
+    insert_statement("sqlite").values(
+        {c: bindparam(c) for c in ("key", "data", "size", "refs", "created_at")}
+    )
+)
+
+
+def _add_blobs(db: sqlite3.Connection, blobs: BlobSink) -> None:
+    """The large values of this transaction (see `plait.store.blobs`), each stored once."""
+    if blobs:
+        db.executemany(_SQL_INSERT_BLOB, blobs.rows())
 
 
 def _add_events(
@@ -40,7 +52,9 @@ def _add_events(
     run_row: str | None = None,
 ) -> None:
     if events:
-        rows = sqlite_event_rows(run_id, events, output_of=output_of, run_row=run_row)
+        blobs = BlobSink()
+        rows = sqlite_event_rows(run_id, events, blobs, output_of=output_of, run_row=run_row)
+        _add_blobs(db, blobs)
         db.executemany(_SQL_INSERT_EVENT, rows)
 
 
@@ -60,7 +74,9 @@ def save(
 ) -> dict[str, Any] | None:
     """As `transactions.save`."""
     output_of = row["node_id"] if row["status"] == "ok" else None
-    db.execute(_SQL_INSERT_NODE_RUN, sqlite_delta_row(row))
+    blobs = BlobSink()
+    db.execute(_SQL_INSERT_NODE_RUN, sqlite_delta_row(row, blobs))
+    _add_blobs(db, blobs)
     _add_events(db, run_id, events, output_of=output_of)
     live = None
     if context is None and var_changes:
@@ -89,6 +105,11 @@ def save_decision(db: sqlite3.Connection, run_id: str, row: dict[str, Any], even
 
 def finish(db: sqlite3.Connection, run_id: str, values: dict[str, Any], events: Sequence[Event]) -> None:
     _add_events(db, run_id, events, run_row=ev.RUN_FINISHED)
+    blobs = BlobSink()
+    outputs = values["outputs"]
+    if outputs is not None:
+        values = {**values, "outputs": blobs.pack(outputs)}
+        _add_blobs(db, blobs)
     run_rows_sqlite.finish(db, run_id, values)
 
 

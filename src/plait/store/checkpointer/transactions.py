@@ -4,7 +4,8 @@ synchronous `Connection` (`AsyncConnection.run_sync`).
 
 Hot path (`save`, once per node transition): at most three statements and no SELECT: INSERT the
 `node_runs` row, bulk INSERT the events (an `ok` node's `node_finished` without the output its row
-holds, see `plait.store.rows`), UPDATE the run row when the node changed variables. The
+holds, see `plait.store.rows`), UPDATE the run row when the node changed variables (and, for a large output only, one INSERT
+into `blobs`, see `plait.store.blobs`). The
 caller passes the new live context when it knows it (see `SqlCheckpointer`); without it, the
 stored one is read first. `sqlite.py` holds the same transactions for the raw sqlite3 path.
 """
@@ -20,12 +21,19 @@ from sqlalchemy.engine import Connection
 import plait.store.run_rows as run_rows
 from plait.engine import events as ev
 from plait.engine.events import Event
+from plait.store.blobs import BlobSink, insert_statement
 from plait.store.models import Decision, NodeRunRow, RunEvent, table_of
 from plait.store.rows import event_rows, live_vars
 
 _insert_node_run = insert(table_of(NodeRunRow))
 _insert_events = insert(table_of(RunEvent))
 _insert_decision = insert(table_of(Decision))
+
+
+def add_blobs(conn: Connection, blobs: BlobSink) -> None:
+    """The large values of this transaction (see `plait.store.blobs`), each stored once."""
+    if blobs:
+        conn.execute(insert_statement(conn.dialect.name), blobs.rows())
 
 
 def _add_events(
@@ -37,7 +45,9 @@ def _add_events(
     run_row: str | None = None,
 ) -> None:
     if events:
-        rows = event_rows(run_id, events, output_of=output_of, run_row=run_row)
+        blobs = BlobSink()
+        rows = event_rows(run_id, events, output_of=output_of, run_row=run_row, blobs=blobs)
+        add_blobs(conn, blobs)
         conn.execute(_insert_events, rows)
 
 
@@ -58,6 +68,11 @@ def save(
 ) -> dict[str, Any] | None:
     """`context` is the new live context when the caller knows it; `var_changes` without a
     `context` means it must be read first (cache miss). Returns the live vars it wrote, if any."""
+    blobs = BlobSink()
+    output = row["output"]
+    if output is not None:
+        row = {**row, "output": blobs.pack(output)}
+        add_blobs(conn, blobs)
     conn.execute(_insert_node_run, row)
     _add_events(conn, run_id, events, output_of=row["node_id"] if row["status"] == "ok" else None)
     # The run row changes only with the live context; `last_seq` rides along (the event log is
@@ -89,6 +104,11 @@ def save_decision(conn: Connection, run_id: str, row: dict[str, Any], events: Se
 
 def finish(conn: Connection, run_id: str, values: dict[str, Any], events: Sequence[Event]) -> None:
     _add_events(conn, run_id, events, run_row=ev.RUN_FINISHED)
+    outputs = values["outputs"]
+    if outputs is not None:
+        blobs = BlobSink()
+        values = {**values, "outputs": blobs.pack(outputs)}
+        add_blobs(conn, blobs)
     conn.execute(run_rows.finish_run(run_id, values))
 
 

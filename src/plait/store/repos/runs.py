@@ -13,25 +13,32 @@ SQLite and PostgreSQL.
 On a SQLite file, creating a run and releasing its lease go through the store's `SqliteWriter`,
 the connection the checkpoints use: they join its group commits instead of contending with them
 for SQLite's write lock.
+
+Rows read here come with their large values (stored once in `blobs`, see plait.store.blobs) put
+back.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
-from typing import Any, Unpack
+from typing import Any, TypeVar, Unpack
 
 from sqlalchemy import or_, select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm.attributes import set_committed_value
 
 import plait.store.run_rows as run_rows
 import plait.store.run_rows_sqlite as run_rows_sqlite
 from plait.engine.status import RunStatus
+from plait.store.blobs import BlobReader, refs_in
 from plait.store.models import NodeRunRow, Run
 from plait.store.repos.base import Repo, Sessions, now_or
 from plait.store.repos.flows import visible_flow_ids
 from plait.store.run_rows import NewRunFields
 from plait.store.sqlite_writer import SqliteWriter
+
+RowsT = TypeVar("RowsT", bound=Sequence[Any])
 
 
 class RunRepo(Repo):
@@ -74,8 +81,20 @@ class RunRepo(Repo):
             raise
         return values
 
+    async def _with_values(self, rows: RowsT, column: str) -> RowsT:
+        """`rows` (ORM objects) with the large values of `column` read from `blobs` (see
+        plait.store.blobs), set as loaded values (nothing to write back)."""
+        keys = refs_in(getattr(r, column) for r in rows)
+        if keys:
+            async with self.sessionmaker() as session:
+                blobs = await BlobReader().load(session, keys)
+            for r in rows:
+                set_committed_value(r, column, blobs.value(getattr(r, column)))
+        return rows
+
     async def get(self, run_id: str) -> Run | None:
-        return await self._one(select(Run).where(Run.id == run_id))
+        row = await self._one(select(Run).where(Run.id == run_id))
+        return None if row is None else (await self._with_values([row], "outputs"))[0]
 
     async def list_runs(
         self,
@@ -99,7 +118,7 @@ class RunRepo(Repo):
             stmt = stmt.where(Run.status.in_(list(status)))
         if parent_run_id is not None:
             stmt = stmt.where(Run.parent_run_id == parent_run_id)
-        return await self._all(stmt)
+        return await self._with_values(await self._all(stmt), "outputs")
 
     async def set_status(
         self,
@@ -124,7 +143,8 @@ class RunRepo(Repo):
 
     async def node_runs(self, run_id: str) -> list[NodeRunRow]:
         """Every node transition of the run, in the order they were saved."""
-        return await self._all(select(NodeRunRow).where(NodeRunRow.run_id == run_id).order_by(NodeRunRow.id))
+        rows = await self._all(select(NodeRunRow).where(NodeRunRow.run_id == run_id).order_by(NodeRunRow.id))
+        return await self._with_values(rows, "output")
 
     async def delete(self, run_id: str) -> bool:
         """Delete a run with its node runs, events, human tasks and decisions."""
@@ -183,7 +203,7 @@ class RunRepo(Repo):
             .order_by(Run.created_at, Run.id)
             .limit(limit)
         )
-        return await self._all(stmt)
+        return await self._with_values(await self._all(stmt), "outputs")
 
 
 __all__ = ["RunRepo"]
