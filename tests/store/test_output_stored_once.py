@@ -12,6 +12,7 @@ import sqlite3
 import uuid
 from typing import Any
 
+from alembic import command
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import delete, select, update
 
@@ -21,6 +22,7 @@ from plait.nodes import Node, NodeContext, default_registry
 from plait.store import SqlCheckpointer, Store
 from plait.store.blobs import BLOB_KEY, INLINE_MAX
 from plait.store.db import json_dumps, sqlite_path
+from plait.store.migrate import alembic_config
 from plait.store.models import Base, Blob, NodeRunRow, Run, RunEvent
 from plait_testing import CALLS
 
@@ -349,3 +351,29 @@ async def test_a_waiting_run_resumes_with_the_large_value(
         await other.close()
     assert done.status == "completed" and done.outputs == {"out": value}
     assert await _occurrences(store, f"<<{tag}>>") == {"blobs": 1}
+
+
+async def test_a_downgrade_puts_the_values_back_inline(store: Store, checkpointer: SqlCheckpointer) -> None:
+    tag = uuid.uuid4().hex
+    result = await plait.run(_pass_through(tag), {}, checkpointer=checkpointer, run_id="r11")
+    assert result.status == "completed", result.error
+
+    def downgrade(conn: object) -> None:
+        cfg = alembic_config()
+        cfg.attributes["connection"] = conn
+        command.downgrade(cfg, "0004")
+
+    await checkpointer.close()
+    async with store.engine.connect() as conn:
+        await conn.run_sync(downgrade)
+        await conn.commit()
+    value = _tagged(tag)
+    async with store.sessionmaker() as session:
+        outputs = (
+            await session.execute(select(NodeRunRow.output).where(NodeRunRow.run_id == "r11"))
+        ).scalars()
+        run = await session.get(Run, "r11")
+        events = (await session.execute(select(RunEvent).where(RunEvent.run_id == "r11"))).scalars().all()
+    assert [o for o in outputs if o is not None] == [value, value]
+    assert run is not None and run.outputs == {"out": value}
+    assert all(BLOB_KEY not in json_dumps(e.data) for e in events)
