@@ -40,6 +40,9 @@ class Settings:
     database_url: str | None = None  # None: PLAIT_DATABASE_URL, else ./.plait/plait.db
     api_key: str | None = None  # PLAIT_API_KEY: accepted in addition to the keys in the database
     executor: str = "inline"  # PLAIT_EXECUTOR (only "inline" is implemented)
+    # PLAIT_REDIS_URL (redis://host:port/db): the one Redis connection setting. When set, cancel
+    # requests reach the server executing a run through Redis pub/sub (and queue mode uses it).
+    redis_url: str | None = None
     lease_ttl_s: float = 15.0  # PLAIT_LEASE_TTL_S: a run's owner renews its lease every ttl/3
     sweep_interval_s: float = 1.0  # PLAIT_SWEEP_INTERVAL_S: human-task expiry + crash recovery scan
     sse_heartbeat_s: float = 15.0  # PLAIT_SSE_HEARTBEAT_S
@@ -62,6 +65,7 @@ class Settings:
             database_url=os.environ.get("PLAIT_DATABASE_URL") or None,
             api_key=os.environ.get("PLAIT_API_KEY") or None,
             executor=executor,
+            redis_url=os.environ.get("PLAIT_REDIS_URL") or None,
             lease_ttl_s=_float("PLAIT_LEASE_TTL_S", 15.0),
             sweep_interval_s=_float("PLAIT_SWEEP_INTERVAL_S", 1.0),
             sse_heartbeat_s=_float("PLAIT_SSE_HEARTBEAT_S", 15.0),
