@@ -45,6 +45,10 @@ class Settings:
     redis_url: str | None = None
     lease_ttl_s: float = 15.0  # PLAIT_LEASE_TTL_S: a run's owner renews its lease every ttl/3
     sweep_interval_s: float = 1.0  # PLAIT_SWEEP_INTERVAL_S: human-task expiry + crash recovery scan
+    # PLAIT_CANCEL_POLL_S: without Redis or PostgreSQL notifications (SQLite), how often a server
+    # reads the cancel flags of the runs it executes (a request made by another process); 0: only
+    # when it renews their leases (every lease_ttl/3).
+    cancel_poll_s: float = 0.5
     sse_heartbeat_s: float = 15.0  # PLAIT_SSE_HEARTBEAT_S
     import_examples: bool = False  # PLAIT_IMPORT_EXAMPLES: import examples_dir when no flow exists
     examples_dir: Path | None = None  # PLAIT_EXAMPLES_DIR
@@ -68,6 +72,7 @@ class Settings:
             redis_url=os.environ.get("PLAIT_REDIS_URL") or None,
             lease_ttl_s=_float("PLAIT_LEASE_TTL_S", 15.0),
             sweep_interval_s=_float("PLAIT_SWEEP_INTERVAL_S", 1.0),
+            cancel_poll_s=_float("PLAIT_CANCEL_POLL_S", 0.5),
             sse_heartbeat_s=_float("PLAIT_SSE_HEARTBEAT_S", 15.0),
             import_examples=_bool("PLAIT_IMPORT_EXAMPLES", False),
             examples_dir=Path(examples) if examples else None,

@@ -3,8 +3,9 @@
 The engine's `CancelSource` protocol, backed by a `LocalCancels`. The service launches a run and
 announces it (`expect`) before the engine starts watching for a cancel; a request that arrives
 in between is remembered and delivered when the run watches, as the protocol asks. Requests made
-in another process reach this one through the database (`cancel_requested`, seen by the lease
-keeper), which then calls `cancel` here.
+in another process reach this one through the cancel broadcast (Redis or PostgreSQL notifications,
+`broadcast.py`) and, as a safety net, the database (`cancel_requested`, read by `Recovery`); both
+call `cancel` here, perhaps more than once for one run: a run is called back once.
 """
 
 from __future__ import annotations
@@ -38,8 +39,11 @@ class RunCancels:
         return unwatch
 
     def cancel(self, run_id: str) -> bool:
-        """Cancel a run executing here (now, or as soon as it watches); False when none is."""
+        """Cancel a run executing here (now, or as soon as it watches); False when none is.
+        Asking again for a run already asked for does nothing more."""
         if run_id in self._expected:
+            if run_id in self._requested:
+                return True
             self._requested.add(run_id)
         delivered = self.local.cancel(run_id)
         return delivered or run_id in self._expected

@@ -3,8 +3,9 @@ retry from a node, cancel.
 
 A new run's row is created queued and leased to this process in one write, then the launcher
 executes it. Cancelling a run executing here goes through the cancel source at once; one
-executing elsewhere is flagged in the database for its owner's lease keeper; one that is not
-executing anywhere (waiting, queued, orphaned) is ended here.
+executing elsewhere is flagged in the database and announced through the cancel broadcast (its
+owner cancels it within milliseconds; its lease keeper reads the flag in any case); one that is
+not executing anywhere (waiting, queued, orphaned) is ended here.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from plait import Flow, RunResult, validate_inputs
 from plait.engine.status import TERMINAL_RUN_STATUSES, RunStatus
 from plait.service.errors import Conflict, Invalid
 from plait.service.flows import FlowService
+from plait.service.runs.broadcast import CancelBroadcast, PollingBroadcast
 from plait.service.runs.cancels import RunCancels
 from plait.service.runs.launcher import Launch, Retry, RunLauncher, Start
 from plait.service.runs.views import RunViews, run_summary
@@ -36,6 +38,7 @@ class RunControl:
         launcher: RunLauncher,
         views: RunViews,
         cancels: RunCancels,
+        broadcast: CancelBroadcast | None = None,
     ) -> None:
         self.store = store
         self.flows = flows
@@ -43,6 +46,7 @@ class RunControl:
         self.launcher = launcher
         self.views = views
         self.cancels = cancels
+        self.broadcast: CancelBroadcast = broadcast or PollingBroadcast(store)
 
     async def _create_and_launch(
         self, run_id: str, flow_id: str, flow: Flow, how: Launch, **fields: Unpack[NewRunFields]
@@ -135,22 +139,25 @@ class RunControl:
         row = await self.views.require(run_id)
         if row.status in TERMINAL_RUN_STATUSES:
             raise Conflict(f"run {run_id!r} already {row.status}")
-        await self.store.runs.request_cancel(run_id)
         task = self.launcher.executing(run_id)
         if task is not None:
+            await self.store.runs.request_cancel(run_id)
             self.cancels.cancel(run_id)
             try:
                 await asyncio.wait_for(asyncio.shield(task), CANCEL_WAIT_S)
             except TimeoutError:
                 pass
         else:
+            # The flag and the announcement (one transaction on PostgreSQL); a run that turns
+            # out to execute nowhere is ended below, and the announcement reaches no one.
+            await self.broadcast.publish(run_id)
             async with self.launcher.lock(run_id):
                 row = await self.views.require(run_id)
                 lease_dead = row.lease_owner is None or (row.lease_until or 0) < time.time()
                 idle = row.status in (RunStatus.WAITING, RunStatus.QUEUED)
                 if idle or (row.status == RunStatus.RUNNING and lease_dead):
                     await self.launcher.end_idle(run_id, RunStatus.CANCELLED, None)
-                # else: another process owns it; its lease keeper sees cancel_requested.
+                # else: another process executes it: the broadcast (or its lease keeper) cancels it.
         return run_summary(await self.views.require(run_id))
 
 

@@ -8,6 +8,7 @@ from the parts that do the work:
     human_tasks.py  HumanTasks: read, answer and expire the tasks runs wait on
     recovery.py     Recovery: crash recovery, the lease keeper, the sweeper
     cancels.py      RunCancels: the cancel source of the runs executing here
+    broadcast.py    CancelBroadcast: cancel requests between servers (Redis, PostgreSQL NOTIFY, polling)
 
 Each part takes its dependencies explicitly; this class only builds them and forwards calls.
 """
@@ -28,6 +29,7 @@ from plait.net.http import HttpClients
 from plait.nodes.builtin.component import ComponentSource
 from plait.service.bus import EventBus
 from plait.service.flows import FlowService
+from plait.service.runs.broadcast import CancelBroadcast, choose_broadcast
 from plait.service.runs.cancels import RunCancels
 from plait.service.runs.control import RunControl
 from plait.service.runs.human_tasks import HumanTasks
@@ -64,6 +66,7 @@ class RunService:
         self.bus = bus or EventBus()
         self.owner = process_owner()
         self.cancels = RunCancels()
+        self.broadcast: CancelBroadcast = choose_broadcast(store, settings.redis_url)
         self.launcher = RunLauncher(
             store,
             settings,
@@ -76,14 +79,18 @@ class RunService:
             mcp=mcp,
         )
         self.views = RunViews(store, self.bus, self.launcher)
-        self.control = RunControl(store, flows, settings, self.launcher, self.views, self.cancels)
+        self.control = RunControl(
+            store, flows, settings, self.launcher, self.views, self.cancels, self.broadcast
+        )
         self.tasks = HumanTasks(store, flows, self.launcher, self.views)
         self.streams = RunStream(store, self.bus, settings, self.views, self.launcher)
-        self.recovery = Recovery(store, flows, settings, self.launcher, self.cancels, self.tasks)
+        self.recovery = Recovery(
+            store, flows, settings, self.launcher, self.cancels, self.tasks, self.broadcast
+        )
 
     # ------------------------------------------------------------------ lifecycle
     async def start_background(self) -> None:
-        """Crash recovery now, then the lease keeper and the sweeper (expiry + recovery)."""
+        """Crash recovery now, then the lease keeper, the cancel listener and the sweeper."""
         await self.recovery.start()
 
     async def close(self) -> None:
@@ -91,6 +98,7 @@ class RunService:
         the next start continues them from their last checkpoint."""
         await self.recovery.close()
         await self.launcher.close()
+        await self.broadcast.close()
 
     @property
     def active(self) -> set[str]:

@@ -3,7 +3,9 @@
 At start-up and then periodically, runs left `running` (or `queued`) whose lease expired are taken
 over and continued from their last checkpoint (their owner died); waiting runs stay waiting. While
 this process executes runs, the lease keeper renews their leases and passes on cancel requests
-made through the database (by another process) to the cancel source; the sweeper expires human
+made through the database (by another process) to the cancel source; the cancel listener passes on
+the ones announced through the cancel broadcast at once (the lease keeper stays the safety net;
+without a broadcast, SQLite, the flags are read every `cancel_poll_s`); the sweeper expires human
 tasks past their deadline.
 """
 
@@ -16,6 +18,7 @@ import time
 from plait.engine.status import RunStatus
 from plait.service.errors import ServiceError
 from plait.service.flows import FlowService
+from plait.service.runs.broadcast import CancelBroadcast, PollingBroadcast, flagged_among
 from plait.service.runs.cancels import RunCancels
 from plait.service.runs.human_tasks import HumanTasks
 from plait.service.runs.launcher import Resume, RunLauncher, Start
@@ -38,8 +41,10 @@ class Recovery:
         launcher: RunLauncher,
         cancels: RunCancels,
         tasks: HumanTasks,
+        broadcast: CancelBroadcast | None = None,
     ) -> None:
         self.store = store
+        self.broadcast: CancelBroadcast = broadcast or PollingBroadcast(store)
         self.flows = flows
         self.settings = settings
         self.launcher = launcher
@@ -49,9 +54,14 @@ class Recovery:
         self._closing = False
 
     async def start(self) -> None:
-        """Crash recovery now, then the lease keeper and the sweeper (expiry + recovery)."""
+        """Crash recovery now, then the lease keeper, the cancel listener (or poll) and the
+        sweeper (expiry + recovery)."""
         await self.recover()
         self._loops.append(asyncio.create_task(self._lease_keeper(), name="plait-lease-keeper"))
+        listener = self.broadcast.listen(self.cancels.cancel, self.check_cancels)
+        self._loops.append(asyncio.create_task(listener, name="plait-cancel-listener"))
+        if self.broadcast.kind == "polling" and self.settings.cancel_poll_s > 0:
+            self._loops.append(asyncio.create_task(self._cancel_poll(), name="plait-cancel-poll"))
         self._loops.append(asyncio.create_task(self._sweeper(), name="plait-sweeper"))
 
     async def close(self) -> None:
@@ -123,6 +133,21 @@ class Recovery:
                     self.cancels.cancel(run_id)
             except Exception:  # noqa: BLE001
                 log.exception("lease renewal failed")
+
+    async def check_cancels(self) -> None:
+        """Read the cancel flags of the runs executing here (one SELECT) and pass them on."""
+        for run_id in await flagged_among(self.store, self.launcher.active):
+            self.cancels.cancel(run_id)
+
+    async def _cancel_poll(self) -> None:
+        """Without a broadcast: read the flags more often than the lease keeper renews leases."""
+        interval = max(self.settings.cancel_poll_s, 0.05)
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self.check_cancels()
+            except Exception:  # noqa: BLE001
+                log.exception("reading cancel requests failed")
 
     async def _sweeper(self) -> None:
         interval = max(self.settings.sweep_interval_s, 0.05)
