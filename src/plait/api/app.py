@@ -23,10 +23,13 @@ from plait.api.body_limit import BodyLimit
 from plait.api.deps import SESSION_COOKIE, Svc
 from plait.api.errors import install_error_handlers
 from plait.api.log_redaction import install_log_redaction
+from plait.api.metrics import install_metrics_route
 from plait.api.routes import ROUTERS
 from plait.api.routes.users import set_session_cookie
 from plait.api.ui import WebUI
 from plait.service import ServiceError, Services, Settings
+from plait.service.log_format import install_log_format, log_format_from_env
+from plait.service.observability import Observability
 
 log = logging.getLogger("plait.api")
 
@@ -40,6 +43,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         services = await Services.open(settings)
         app.state.services = services
+        # Metrics, spans (OTEL_EXPORTER_OTLP_ENDPOINT) and the log context, from the run events.
+        try:
+            observability = Observability.from_env(services)
+        except BaseException:
+            await services.close()
+            raise
+        observability.attach()
+        app.state.observability = observability
         # Start-up objects (modules, schemas, compiled plans) live as long as the process: keep
         # them out of the collector's full passes, which otherwise pause every request in flight.
         gc.collect()
@@ -48,6 +59,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             yield
         finally:
             await services.close()
+            await observability.close()
 
     app = FastAPI(
         title="plait",
@@ -57,12 +69,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     install_error_handlers(app)
     install_log_redaction()
+    install_log_format(log_format_from_env())  # PLAIT_LOG_FORMAT=json: JSON lines
     app.add_middleware(BodyLimit)
 
     @app.get("/healthz", tags=["meta"])
     async def healthz(svc: Svc, request: Request) -> dict[str, Any]:
         """`{"status": "ok"}`; an admin's credential also gets what this process executes."""
         return svc.health(detailed=await _is_admin(svc, request))
+
+    install_metrics_route(app)  # GET /metrics, as PLAIT_METRICS says (public, admin or off)
 
     app.state.ui = WebUI()
 

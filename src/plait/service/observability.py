@@ -1,0 +1,160 @@
+"""`Observability`: metrics, spans and log context of a service, fed from its run events.
+
+Every event of the runs executing in this process goes through the service's `EventBus.publish`
+(the launcher's sink hands it there; runs ended while idle publish their `run_finished` there too).
+`attach` taps that one method, so the sinks below see every event right after the live
+subscribers, in the task that emitted it, and the engine is not changed at all:
+
+    RunMetrics   Prometheus counters and histograms (plait.service.metrics)
+    RunTracer    OpenTelemetry spans, only when OTEL_EXPORTER_OTLP_ENDPOINT is set (plait.service.tracing)
+    LogContext   the run and node ids of JSON log lines (plait.service.log_format)
+
+`scrape()` reads what the events cannot say (runs executing here, queued runs in the database, the
+sandbox pool) and renders the Prometheus text. `StoreFacts` answers the metrics' two questions
+about a run from the store: when its row was created, and which models its nodes name (a published
+version's answer is remembered: versions are immutable).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from prometheus_client import generate_latest
+from sqlalchemy import func, select
+
+from plait.engine.events import Event
+from plait.engine.status import RunStatus
+from plait.sandbox import default_pool
+from plait.service.core import Services
+from plait.service.log_format import LogContext
+from plait.service.metrics import (
+    QUEUE_DEPTH,
+    REGISTRY,
+    RUNS_EXECUTING,
+    SANDBOX_WORKERS,
+    ModelName,
+    RunMetrics,
+    models_of,
+)
+from plait.service.tracing import RunTracer, otlp_endpoint, otlp_tracer_provider
+from plait.store.models import Run
+
+log = logging.getLogger("plait.service")
+
+EventSink = Callable[[Event], None]
+_MAX_CACHED_VERSIONS = 1024
+
+
+class StoreFacts:
+    """`RunFacts` from the store (plait.service.metrics.RunFacts)."""
+
+    def __init__(self, services: Services) -> None:
+        self.services = services
+        self._versions: dict[tuple[str, int], Mapping[str, ModelName]] = {}
+
+    async def created_at(self, run_id: str) -> float | None:
+        async with self.services.store.sessionmaker() as session:
+            found = (await session.execute(select(Run.created_at).where(Run.id == run_id))).scalar()
+        return None if found is None else float(found)
+
+    async def models(self, run_id: str) -> Mapping[str, ModelName]:
+        async with self.services.store.sessionmaker() as session:
+            row = (
+                await session.execute(select(Run.flow_id, Run.version).where(Run.id == run_id))
+            ).one_or_none()
+        if row is None:
+            return {}
+        flow_id, version = row
+        if version is not None and (flow_id, version) in self._versions:
+            return self._versions[(flow_id, version)]
+        document = None
+        if version is None:
+            async with self.services.store.sessionmaker() as session:
+                document = (await session.execute(select(Run.document).where(Run.id == run_id))).scalar()
+        flow = await self.services.flows.document_for_run(flow_id, version, document)
+        models = models_of(flow.doc)
+        if version is not None:
+            if len(self._versions) >= _MAX_CACHED_VERSIONS:
+                self._versions.pop(next(iter(self._versions)))
+            self._versions[(flow_id, version)] = models
+        return models
+
+
+class Observability:
+    """The observability sinks of one `Services`; `attach` once, `close` at shutdown."""
+
+    def __init__(self, services: Services, *, tracer_provider: Any = None) -> None:
+        self.services = services
+        self.metrics = RunMetrics(StoreFacts(services))
+        self.logs = LogContext()
+        self.tracer_provider = tracer_provider
+        self.tracer = (
+            RunTracer(tracer_provider, models=self.metrics.models_for)
+            if tracer_provider is not None
+            else None
+        )
+        self.sinks: tuple[EventSink, ...] = (
+            self.logs.observe,
+            self.metrics.observe,
+            *((self.tracer.observe,) if self.tracer is not None else ()),
+        )
+        self._attached = False
+
+    @classmethod
+    def from_env(cls, services: Services) -> Observability:
+        """Spans only when OTEL_EXPORTER_OTLP_ENDPOINT is set (raises TracingUnavailable when the
+        `otel` extra is missing then)."""
+        return cls(services, tracer_provider=otlp_tracer_provider() if otlp_endpoint() else None)
+
+    def attach(self) -> None:
+        """Tap the service's event bus (once)."""
+        if self._attached:
+            return
+        self._attached = True
+        bus = self.services.bus
+        publish = bus.publish
+        sinks = self.sinks
+
+        def publish_and_observe(event: Event) -> None:
+            publish(event)
+            for sink in sinks:
+                try:
+                    sink(event)
+                except Exception:  # noqa: BLE001 - observing a run never breaks it
+                    log.exception("observability sink failed on a %s event", event.type)
+
+        # The bus is the service's one fan-out point of run events; tapping its instance keeps the
+        # engine and the launcher as they are.
+        bus.publish = publish_and_observe  # type: ignore[method-assign]
+
+    async def scrape(self) -> bytes:
+        """The Prometheus text of this process, with the gauges read now."""
+        RUNS_EXECUTING.set(len(self.services.runs.active))
+        try:
+            async with self.services.store.sessionmaker() as session:
+                queued = (
+                    await session.execute(
+                        select(func.count()).select_from(Run).where(Run.status == RunStatus.QUEUED.value)
+                    )
+                ).scalar_one()
+            QUEUE_DEPTH.set(int(queued))
+        except Exception:  # noqa: BLE001 - the other metrics are still worth serving
+            log.warning("cannot count the queued runs", exc_info=True)
+        if self.metrics.sandbox_used:  # the pool exists: reading it starts nothing
+            pool = default_pool()
+            SANDBOX_WORKERS.labels("size").set(pool.size)
+            SANDBOX_WORKERS.labels("idle").set(pool.idle_count())
+        return generate_latest(REGISTRY)
+
+    async def close(self) -> None:
+        await self.metrics.drain()
+        if self.tracer is not None:
+            await self.tracer.drain()
+        shutdown = getattr(self.tracer_provider, "shutdown", None)
+        if callable(shutdown):
+            shutdown()  # flushes the batch exporter
+
+
+__all__ = ["Observability", "StoreFacts"]
