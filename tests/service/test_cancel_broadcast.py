@@ -17,6 +17,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from plait.service import Services, Settings
+from plait.service.runs import RunCancels
 from plait.service.runs.broadcast import (
     Backoff,
     PollingBroadcast,
@@ -234,3 +235,26 @@ async def test_two_services_on_one_sqlite_file_find_cancels_by_polling(tmp_path:
     finally:
         await b.close()
         await a.close()
+
+
+def test_settings_read_redis_url_and_cancel_poll(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PLAIT_EXECUTOR", raising=False)
+    monkeypatch.setenv("PLAIT_REDIS_URL", "redis://127.0.0.1:6390/2")
+    monkeypatch.setenv("PLAIT_CANCEL_POLL_S", "0.25")
+    s = Settings.from_env()
+    assert (s.redis_url, s.cancel_poll_s) == ("redis://127.0.0.1:6390/2", 0.25)
+    monkeypatch.setenv("PLAIT_REDIS_URL", "")
+    monkeypatch.delenv("PLAIT_CANCEL_POLL_S")
+    s = Settings.from_env()
+    assert (s.redis_url, s.cancel_poll_s) == (None, 0.5)
+
+
+async def test_a_run_is_called_back_once_however_often_it_is_asked() -> None:
+    """The broadcast, the poll and the lease keeper may all pass on one request."""
+    cancels = RunCancels()
+    calls: list[str] = []
+    cancels.expect("r1")
+    cancels.watch("r1", lambda: calls.append("r1"))
+    assert cancels.cancel("r1") is True
+    assert cancels.cancel("r1") is True
+    assert calls == ["r1"]
