@@ -344,9 +344,11 @@ def serve_command(
 
     from plait.api import create_app
     from plait.service import Settings
+    from plait.service.log_format import log_format_from_env, uvicorn_log_config
 
     try:
         settings = Settings.from_env()
+        log_format = log_format_from_env()  # PLAIT_LOG_FORMAT: text (uvicorn's lines) or json
     except ValueError as exc:
         err_console.print(f"[red]{exc}[/]")
         raise typer.Exit(EXIT_FAILED) from exc
@@ -364,7 +366,56 @@ def serve_command(
         log_level=log_level,
         access_log=access_log,
         timeout_graceful_shutdown=5,
+        **_log_config(uvicorn_log_config(log_format, log_level)),
     )
+
+
+def _log_config(config: dict[str, Any] | None) -> dict[str, Any]:
+    """uvicorn.run's `log_config` argument: only when set (None would turn uvicorn's logging off)."""
+    return {} if config is None else {"log_config": config}
+
+
+@app.command("worker")
+def worker_command(
+    concurrency: Annotated[
+        int,
+        typer.Option(envvar="PLAIT_WORKER_CONCURRENCY", help="Queued runs this worker executes at once."),
+    ] = 256,
+    name: Annotated[str, typer.Option(help="The worker's name in Celery (name@host).")] = "plait",
+    log_level: Annotated[str, typer.Option(help="Celery's log level.")] = "WARNING",
+) -> None:
+    """Execute queued runs (queue mode: PLAIT_EXECUTOR=celery, PLAIT_DATABASE_URL on PostgreSQL,
+    PLAIT_REDIS_URL). One asyncio loop executes every run the worker holds; it also continues
+    runs whose worker died (their lease expired) and expires human tasks, as a server does."""
+    import dataclasses
+
+    from plait.service import Services, Settings
+    from plait.workers.worker import LoopThread, QueueWorker
+
+    try:
+        settings = Settings.from_env()
+        if settings.executor != "celery":
+            raise ValueError("plait worker executes queued runs: set PLAIT_EXECUTOR=celery")
+    except ValueError as exc:
+        err_console.print(f"[red]{exc}[/]")
+        raise typer.Exit(EXIT_FAILED) from exc
+    assert settings.redis_url is not None  # check_executor
+    # A worker executes in this process what it takes from the queue (the server only queues).
+    local = dataclasses.replace(settings, executor="inline")
+    loop = LoopThread()
+    services = loop.call(Services.open(local))
+    try:
+        QueueWorker(
+            settings.redis_url,
+            services.runs.control.execute_queued,
+            loop,
+            concurrency=concurrency,
+            name=name,
+            log_level=log_level,
+        ).run()
+    finally:
+        loop.call(services.close())
+        loop.stop()
 
 
 def main() -> None:  # pragma: no cover

@@ -39,7 +39,9 @@ def _bool(name: str, default: bool) -> bool:
 class Settings:
     database_url: str | None = None  # None: PLAIT_DATABASE_URL, else ./.plait/plait.db
     api_key: str | None = None  # PLAIT_API_KEY: accepted in addition to the keys in the database
-    executor: str = "inline"  # PLAIT_EXECUTOR (only "inline" is implemented)
+    # PLAIT_EXECUTOR: "inline" (runs execute in the server) or "celery" (queue mode: the server
+    # queues runs in Redis, `plait worker` processes execute them; PostgreSQL and Redis required)
+    executor: str = "inline"
     # PLAIT_REDIS_URL (redis://host:port/db): the one Redis connection setting. When set, cancel
     # requests reach the server executing a run through Redis pub/sub (and queue mode uses it).
     redis_url: str | None = None
@@ -63,9 +65,7 @@ class Settings:
     def from_env(cls) -> Settings:
         examples = os.environ.get("PLAIT_EXAMPLES_DIR")
         executor = os.environ.get("PLAIT_EXECUTOR", "inline") or "inline"
-        if executor != "inline":
-            raise ValueError(f"PLAIT_EXECUTOR={executor!r} is not supported yet; use 'inline'")
-        return cls(
+        settings = cls(
             database_url=os.environ.get("PLAIT_DATABASE_URL") or None,
             api_key=os.environ.get("PLAIT_API_KEY") or None,
             executor=executor,
@@ -85,3 +85,21 @@ class Settings:
                 max_node_executions=_count("PLAIT_MAX_NODE_EXECUTIONS", DEFAULT_LIMITS.max_node_executions),
             ),
         )
+        settings.check_executor()
+        return settings
+
+    def check_executor(self) -> None:
+        """ValueError unless the executor is known and has what it needs: queue mode (celery)
+        hands runs between processes through the database and Redis, so it needs PostgreSQL
+        (SQLite is one process' file) and PLAIT_REDIS_URL."""
+        if self.executor == "inline":
+            return
+        if self.executor != "celery":
+            raise ValueError(f"PLAIT_EXECUTOR={self.executor!r} is not known; use 'inline' or 'celery'")
+        if not (self.database_url or "").startswith("postgres"):
+            raise ValueError(
+                "PLAIT_EXECUTOR=celery needs PostgreSQL: set PLAIT_DATABASE_URL=postgresql://... "
+                "(SQLite cannot be shared by the server and the workers)"
+            )
+        if not self.redis_url:
+            raise ValueError("PLAIT_EXECUTOR=celery needs Redis: set PLAIT_REDIS_URL=redis://host:6379/0")

@@ -6,27 +6,55 @@ executes it. Cancelling a run executing here goes through the cancel source at o
 executing elsewhere is flagged in the database and announced through the cancel broadcast (its
 owner cancels it within milliseconds; its lease keeper reads the flag in any case); one that is
 not executing anywhere (waiting, queued, orphaned) is ended here.
+
+In queue mode (PLAIT_EXECUTOR=celery) the row is created leased to the queue and the launcher
+sends it to the workers; a worker's `execute_queued` takes the run's lease over and executes it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from typing import Any, Unpack
 
 from plait import Flow, RunResult, validate_inputs
 from plait.engine.status import TERMINAL_RUN_STATUSES, RunStatus
-from plait.service.errors import Conflict, Invalid
+from plait.service.errors import Conflict, Invalid, ServiceError
 from plait.service.flows import FlowService
 from plait.service.runs.broadcast import CancelBroadcast, PollingBroadcast
 from plait.service.runs.cancels import RunCancels
-from plait.service.runs.launcher import Launch, Retry, RunLauncher, Start
+from plait.service.runs.launcher import Launch, Resume, Retry, RunLauncher, Start
 from plait.service.runs.views import RunViews, run_summary
 from plait.service.settings import Settings
 from plait.store import NewRunFields, Store
+from plait.store.models import Run
+from plait.workers import QUEUE_OWNER, QueuedRun
+from plait.workers.messages import QUEUE_HOLD_S
+from plait.workers.queue import QueueUnavailable
+
+log = logging.getLogger("plait.service")
 
 CANCEL_WAIT_S = 5.0  # how long `cancel` waits for a run executing here to stop
+LEASE_WAIT_POLL_S = 0.25  # a worker waiting for another process to let go of a run reads this often
+
+
+def queued_launch(message: QueuedRun, row: Run) -> Launch | None:
+    """What a worker does with a queued run, from the message and the run's row as it is now
+    (the worker holds its lease): a queued run starts (or starts as a retry); a running one
+    continues from its checkpoint (its previous owner died); a waiting one takes the answer the
+    message carries. None: nothing to do (finished, or a message already acted on)."""
+    status = row.status
+    if status == RunStatus.QUEUED:
+        if message.kind == "retry" and message.source_run_id and message.from_node:
+            return Retry(message.source_run_id, message.from_node)
+        return Start(row.inputs or {}) if message.kind == "start" else Resume()
+    if status == RunStatus.RUNNING:
+        return Resume(message.data, message.node_id) if message.kind == "resume" else Resume()
+    if status == RunStatus.WAITING and message.kind == "resume":
+        return Resume(message.data, message.node_id)
+    return None
 
 
 class RunControl:
@@ -54,6 +82,16 @@ class RunControl:
         """One write creates the row queued and leased to this process, then the launcher
         executes it (recovery leaves the run alone meanwhile: it is claimed)."""
         fields["status"] = RunStatus.QUEUED
+        if self.launcher.queue is not None:  # queue mode: the queue holds it until a worker takes it
+            fields["lease_owner"] = QUEUE_OWNER
+            fields["lease_until"] = time.time() + QUEUE_HOLD_S
+            await self.store.runs.insert(run_id, flow_id, **fields)
+            task = self.launcher.launch(run_id, flow, how, leased=True, owner_id=fields.get("owner_id"))
+            try:
+                await asyncio.shield(task)  # sent: the request answers after the queue has it
+            except QueueUnavailable:
+                pass  # logged; the run stays queued without a lease: a worker's recovery starts it
+            return task
         fields["lease_owner"] = self.launcher.owner
         fields["lease_until"] = time.time() + self.settings.lease_ttl_s
         self.launcher.claim(run_id)
@@ -103,11 +141,18 @@ class RunControl:
         owner_id: str | None = None,
     ) -> dict[str, Any]:
         run_id, task = await self.start(flow_id, inputs, version=version, owner_id=owner_id)
-        self.views.keep(run_id, await asyncio.shield(task))
+        if self.launcher.queue is not None:
+            await self.wait(run_id)
+        else:
+            self.views.keep(run_id, await asyncio.shield(task))
         return await self.views.result_view(run_id)
 
     async def wait(self, run_id: str, timeout: float | None = None) -> None:
-        """Wait until the run stops executing here (no-op when it does not execute here)."""
+        """Wait until the run stops executing here (no-op when it does not execute here). In
+        queue mode: until it is neither queued nor running (executing on a worker)."""
+        if self.launcher.queue is not None:
+            await asyncio.wait_for(self.launcher.until_stopped(run_id, 0), timeout)
+            return
         task = self.launcher.executing(run_id)
         if task is not None:
             self.views.keep(run_id, await asyncio.wait_for(asyncio.shield(task), timeout))
@@ -134,6 +179,43 @@ class RunControl:
             owner_id=owner_id if owner_id is not None else row.owner_id,
         )
         return new_id
+
+    async def execute_queued(self, message: QueuedRun) -> None:
+        """A worker's side of queue mode: take the run's lease over from the queue (waiting while
+        another process still holds it: it is stopping the run, or executing it after a second
+        delivery), then execute what the message asks through the launcher, and return when the
+        run stops. The lease makes sure one process executes the run."""
+        launcher, runs, run_id = self.launcher, self.store.runs, message.run_id
+        while True:
+            running = launcher.executing(run_id)
+            if running is not None:  # this process took it over already (crash recovery)
+                await asyncio.shield(running)
+                return
+            row = await runs.get(run_id)
+            if row is None or row.status in TERMINAL_RUN_STATUSES:
+                return
+            await runs.release_lease(run_id, QUEUE_OWNER)  # the queue hands the run over
+            if await runs.acquire_lease(run_id, launcher.owner, self.settings.lease_ttl_s):
+                break
+            await asyncio.sleep(LEASE_WAIT_POLL_S)
+        launcher.claim(run_id)  # recovery here leaves it alone until it executes
+        try:
+            row = await runs.get(run_id)
+            how = queued_launch(message, row) if row is not None else None
+            if row is None or how is None or launcher.executing(run_id) is not None:
+                if launcher.executing(run_id) is None:
+                    await runs.release_lease(run_id, launcher.owner)
+                return
+            try:
+                flow = await self.flows.document_for_run(row.flow_id, row.version, row.document)
+            except ServiceError as exc:
+                await launcher.end_idle(run_id, RunStatus.FAILED, f"cannot load the flow: {exc.message}")
+                await runs.release_lease(run_id, launcher.owner)
+                return
+            task = launcher.launch(run_id, flow, how, owner_id=row.owner_id)
+        finally:
+            launcher.unclaim(run_id)
+        await asyncio.shield(task)
 
     async def cancel(self, run_id: str) -> dict[str, Any]:
         row = await self.views.require(run_id)

@@ -10,7 +10,10 @@ the run's `waiting` events ask for, and lets go of the run (lease, caches, event
 the task ends.
 
 Runs execute in-process as asyncio tasks (PLAIT_EXECUTOR=inline), persisted through the store's
-`SqlCheckpointer`.
+`SqlCheckpointer`. In queue mode (PLAIT_EXECUTOR=celery) `launch` sends the run to the queue
+instead (plait.workers): the run is leased to the queue until a `plait worker` takes it over and
+executes it through its own launcher, so nothing executes here and recovery here leaves every run
+to the workers.
 """
 
 from __future__ import annotations
@@ -39,6 +42,9 @@ from plait.service.runs.secrets import RunSecrets, masked_result
 from plait.service.settings import Settings
 from plait.store import Store
 from plait.tools.mcp import MCPConnections
+from plait.workers import QUEUE_OWNER, QueuedRun, RunQueue
+from plait.workers.messages import QUEUE_HOLD_S
+from plait.workers.queue import QueueUnavailable
 
 log = logging.getLogger("plait.service")
 
@@ -68,6 +74,17 @@ class Retry:
 
 
 Launch = Start | Resume | Retry
+
+
+def queued_message(run_id: str, how: Launch) -> QueuedRun:
+    """The queue message that asks a worker to do `how` with the run."""
+    if isinstance(how, Start):
+        return QueuedRun(run_id, "start")  # the inputs are on the run's row
+    if isinstance(how, Resume):
+        return QueuedRun(run_id, "resume", data=how.data, node_id=how.node_id)
+    return QueuedRun(run_id, "retry", source_run_id=how.source_run_id, from_node=how.from_node)
+
+
 # Where sub-flow nodes find the flows they name by id (the service's flow library).
 SubflowSource = Callable[[str], Awaitable[Flow | None]]
 
@@ -113,6 +130,10 @@ class RunLauncher:
         self._locks: dict[str, asyncio.Lock] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._claimed: set[str] = set()  # runs being created here (not yet executing)
+        # Queue mode: runs are sent to the workers, not executed here.
+        self.queue: RunQueue | None = None
+        if settings.executor == "celery" and settings.redis_url:
+            self.queue = RunQueue(settings.redis_url)
 
     # ------------------------------------------------------------------ what executes here
     @property
@@ -125,8 +146,9 @@ class RunLauncher:
         return self._tasks.get(run_id)
 
     def is_claimed(self, run_id: str) -> bool:
-        """Whether this process is creating the run (its row may not be leased yet)."""
-        return run_id in self._claimed
+        """Whether this process is creating the run (its row may not be leased yet). In queue
+        mode every run is the workers': crash recovery here leaves them all alone."""
+        return self.queue is not None or run_id in self._claimed
 
     def claim(self, run_id: str) -> None:
         """Mark a run this process is creating, so that recovery leaves it alone meanwhile
@@ -165,6 +187,8 @@ class RunLauncher:
         """Execute the run as a task. `leased`: this process has just taken the run's lease (in
         the statement that created the row), so it is not taken again. `owner_id`: the user the
         run acts as (its variables are the run's `env`; None: deployment-wide ones only)."""
+        if self.queue is not None:
+            return self.spawn(self._send(self.queue, queued_message(run_id, how), held=leased))
         if run_id in self._tasks:
             raise Conflict(f"run {run_id!r} is already executing")
         self.cancels.expect(run_id)
@@ -180,6 +204,34 @@ class RunLauncher:
 
         task.add_done_callback(_done)
         return task
+
+    async def _send(self, queue: RunQueue, message: QueuedRun, *, held: bool) -> None:
+        """Queue mode: lease the run to the queue (unless its row was created so: `held`) and
+        send the message. A worker still stopping the run may hold the lease: the worker that
+        takes the message waits for it. When Redis cannot be reached, a queued run is left
+        without a lease, so that a worker's crash recovery starts it; a resume is logged as lost
+        (the task stays answered, the run waiting: answer it again)."""
+        runs = self.store.runs
+        if not held:
+            await runs.acquire_lease(message.run_id, QUEUE_OWNER, QUEUE_HOLD_S)
+        try:
+            await queue.enqueue(message)
+        except QueueUnavailable as exc:
+            log.error("%s", exc.with_hint())
+            await runs.release_lease(message.run_id, QUEUE_OWNER)
+            raise
+
+    async def until_stopped(self, run_id: str, after_seq: int, *, poll_s: float = 0.05) -> None:
+        """Queue mode: wait until the run stops executing (on a worker): its status is no longer
+        queued or running and its log grew past `after_seq` (the `run_finished` of this
+        execution). Reads the run's row every `poll_s` (up to 0.5 s)."""
+        active = (RunStatus.QUEUED, RunStatus.RUNNING)
+        while True:
+            row = await self.store.runs.get(run_id)
+            if row is None or (row.status not in active and row.last_seq > after_seq):
+                return
+            await asyncio.sleep(poll_s)
+            poll_s = min(poll_s * 1.5, 0.5)
 
     def _engine_call(
         self, run_id: str, flow: Flow, how: Launch, env: dict[str, Any], mask: SecretMask

@@ -1,0 +1,151 @@
+"""Queue mode end to end: an API server with PLAIT_EXECUTOR=celery queues runs in a real Redis,
+real `plait worker` processes execute them on a real PostgreSQL. Each run calls a counting HTTP
+server before and after a delay, so the counts say how many times each node executed."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import text
+
+from plait.store import create_engine_from_url
+from workers.conftest import Cluster
+
+pytestmark = [
+    pytest.mark.skipif(sys.platform == "win32", reason="uses kill -9"),
+    pytest.mark.timeout(240),
+]
+
+
+def _flow(port: int, delay_s: float) -> dict[str, Any]:
+    base = f"http://127.0.0.1:{port}"
+    return {
+        "schema": "plait/flow@1",
+        "id": "counted",
+        "inputs": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+        "nodes": [
+            {"id": "start", "type": "start"},
+            {"id": "first", "type": "http", "config": {"url": base + "/first/{{inputs.n}}"}},
+            {"id": "pause", "type": "delay", "config": {"seconds": delay_s}},
+            {"id": "second", "type": "http", "config": {"url": base + "/second/{{inputs.n}}"}},
+            {"id": "out", "type": "output", "config": {"value": "{{inputs.n}}"}},
+        ],
+        "edges": [
+            {"source": "start", "target": "first"},
+            {"source": "first", "target": "pause"},
+            {"source": "pause", "target": "second"},
+            {"source": "second", "target": "out"},
+        ],
+    }
+
+
+def _publish(c: httpx.Client, port: int, delay_s: float) -> None:
+    r = c.post("/api/v1/flows", json={"document": _flow(port, delay_s)})
+    assert r.status_code == 201, r.text
+    assert c.post("/api/v1/flows/counted/versions").status_code == 201
+
+
+def _start(c: httpx.Client, n: int) -> str:
+    r = c.post("/api/v1/flows/counted/runs", params={"mode": "background"}, json={"inputs": {"n": n}})
+    assert r.status_code == 202, r.text
+    return str(r.json()["id"])
+
+
+def _wait_all(c: httpx.Client, run_ids: list[str], cluster: Cluster, timeout_s: float = 120) -> None:
+    deadline = time.monotonic() + timeout_s
+    pending = set(run_ids)
+    while pending:
+        for run_id in list(pending):
+            status = c.get(f"/api/v1/runs/{run_id}").json()["status"]
+            assert status not in ("failed", "cancelled"), (run_id, status)
+            if status == "completed":
+                pending.discard(run_id)
+        if pending and time.monotonic() > deadline:
+            logs = "\n".join(f"--- {p.log_path.name}\n{p.log()[-3000:]}" for p in cluster.procs)
+            raise AssertionError(f"{len(pending)} run(s) did not complete:\n{logs}")
+        time.sleep(0.2)
+
+
+def _lease_owners(pg_url: str) -> list[str]:
+    async def read() -> list[str]:
+        engine = create_engine_from_url(pg_url)
+        try:
+            async with engine.connect() as conn:
+                rows = await conn.execute(text("SELECT lease_owner FROM runs WHERE lease_owner IS NOT NULL"))
+                return [str(r[0]) for r in rows]
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(read())
+
+
+def _owner_pid(owner: str) -> int | None:
+    parts = owner.split(":")
+    return int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
+
+
+def _assert_each_node_once(counter: Any, n_runs: int) -> None:
+    calls = dict(counter.calls)
+    for n in range(n_runs):
+        assert calls.get(f"/first/{n}") == 1, (n, calls.get(f"/first/{n}"))
+        assert calls.get(f"/second/{n}") == 1, (n, calls.get(f"/second/{n}"))
+    assert len(calls) == 2 * n_runs, calls
+
+
+def test_runs_spread_over_three_workers_and_each_executes_once(
+    cluster: Cluster, counter: Any, pg_url: str
+) -> None:
+    port = counter.server_address[1]
+    cluster.serve()
+    workers = [cluster.worker(f"w{i}", concurrency=4) for i in range(3)]
+    for w in workers:
+        cluster.wait_ready(w)
+    n_runs = 36
+    with cluster.client() as c:
+        _publish(c, port, delay_s=0.6)
+        run_ids = [_start(c, n) for n in range(n_runs)]
+        # While runs execute: they are spread over the workers, at most 4 at once on each.
+        seen: set[int] = set()
+        deadline = time.monotonic() + 60
+        while len(seen) < 2 and time.monotonic() < deadline:
+            owners = [p for p in map(_owner_pid, _lease_owners(pg_url)) if p is not None]
+            for pid in set(owners):
+                assert owners.count(pid) <= 4, owners
+            seen |= set(owners)
+            time.sleep(0.1)
+        assert seen <= {w.pid for w in workers}  # the API server executes none
+        assert len(seen) >= 2, seen
+        _wait_all(c, run_ids, cluster)
+        for run_id in run_ids[:3]:
+            assert c.get(f"/api/v1/runs/{run_id}").json()["outputs"]
+    _assert_each_node_once(counter, n_runs)
+
+
+def test_a_worker_killed_mid_run_its_runs_finish_on_another_and_no_node_runs_twice(
+    cluster: Cluster, counter: Any, pg_url: str
+) -> None:
+    port = counter.server_address[1]
+    cluster.serve()
+    victim, survivor = cluster.worker("victim", concurrency=8), cluster.worker("survivor", concurrency=8)
+    cluster.wait_ready(victim)
+    cluster.wait_ready(survivor)
+    n_runs = 12
+    with cluster.client() as c:
+        _publish(c, port, delay_s=3.0)
+        run_ids = [_start(c, n) for n in range(n_runs)]
+        # Every run has executed `first` and waits in `pause`; then the victim dies.
+        deadline = time.monotonic() + 60
+        while sum(1 for k in counter.calls if k.startswith("/first/")) < n_runs:
+            assert time.monotonic() < deadline, dict(counter.calls)
+            time.sleep(0.05)
+        owners = [_owner_pid(o) for o in _lease_owners(pg_url)]
+        on_victim = owners.count(victim.pid)
+        assert on_victim > 0, (owners, victim.pid)
+        victim.kill9()
+        _wait_all(c, run_ids, cluster)
+    _assert_each_node_once(counter, n_runs)
