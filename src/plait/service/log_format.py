@@ -34,7 +34,13 @@ NODE_ID: ContextVar[str | None] = ContextVar("plait_node_id", default=None)
 UVICORN_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access")
 
 # The attributes every LogRecord has: anything else on a record came from `extra=`.
-_RECORD_FIELDS = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime", "taskName"}
+# (uvicorn adds `color_message`, its message with terminal colours.)
+_RECORD_FIELDS = frozenset(logging.makeLogRecord({}).__dict__) | {
+    "message",
+    "asctime",
+    "taskName",
+    "color_message",
+}
 
 
 def log_format_from_env() -> str:
