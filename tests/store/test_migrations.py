@@ -27,6 +27,7 @@ EXPECTED_TABLES = {
     "node_runs",
     "run_events",
     "runs",
+    "trigger_fires",
     "triggers",
     "users",
     "variables",
@@ -46,7 +47,7 @@ async def test_migrate_creates_every_table_and_is_idempotent(db_url: str) -> Non
     assert set(TABLES) == EXPECTED_TABLES
     assert await current_revision(db_url) is None
     await migrate(db_url)
-    assert await current_revision(db_url) == head_revision() == "0005"
+    assert await current_revision(db_url) == head_revision() == "0006"
     assert await _tables(db_url) == EXPECTED_TABLES | {"alembic_version"}
     await migrate(db_url)  # second run: nothing to do, no error
     assert await current_revision(db_url) == head_revision()

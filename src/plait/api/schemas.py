@@ -111,6 +111,7 @@ class RunSummary(BaseModel):
     started_at: float | None
     finished_at: float | None
     cancel_requested: bool
+    trigger_id: str | None = Field(None, description="The trigger (schedule, webhook) that started the run.")
     duration_ms: float | None = Field(None, description="finished_at - started_at, once the run stopped.")
     tokens: int | None = Field(None, description="Total LLM tokens (usage.total_tokens).")
 

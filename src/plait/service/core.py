@@ -16,6 +16,7 @@ from plait.service.components import ComponentService
 from plait.service.flows import FlowService
 from plait.service.runs import RunService
 from plait.service.settings import Settings
+from plait.service.triggers import TriggerService
 from plait.service.users import UserService
 from plait.store import Store
 from plait.tools.mcp import MCPConnections
@@ -39,6 +40,7 @@ class Services:
             store, self.flows, settings, self.bus, components=self.components, http=self.http, mcp=self.mcp
         )
         self.catalog = CatalogService(store, mcp=self.mcp)
+        self.triggers = TriggerService(store, self.flows, self.runs)  # schedules and webhooks
         self.users = UserService(store, settings)
         self.signin_url: str | None = None  # the link printed at start (when `signin_link_base`)
 
@@ -51,7 +53,9 @@ class Services:
         try:
             await services.bootstrap(stderr=stderr)
             await services.runs.start_background()
+            await services.triggers.start()  # this server's scheduler (one firing per tick overall)
         except BaseException:
+            await services.triggers.close()
             await services.runs.close()
             await services.http.aclose()
             await services.mcp.aclose()
@@ -86,6 +90,7 @@ class Services:
         return imported
 
     async def close(self) -> None:
+        await self.triggers.close()  # no new runs from schedules while the runs stop
         await self.runs.close()
         await self.http.aclose()  # after the runs: they are what uses it
         await self.mcp.aclose()  # MCP server processes and sessions opened by runs and the catalog

@@ -22,6 +22,7 @@ from plait.store.repos import (
     HumanTaskRepo,
     RunRepo,
     ShareRepo,
+    TriggerFireRepo,
     TriggerRepo,
     UserRepo,
     VariableRepo,
@@ -52,6 +53,7 @@ class Store:
         self.variables = VariableRepo(sm, self.box)
         self.components = ComponentRepo(sm)
         self.triggers = TriggerRepo(sm)
+        self.trigger_fires = TriggerFireRepo(sm)
         self._checkpointer: SqlCheckpointer | None = None
 
     @classmethod

@@ -186,6 +186,9 @@ class Run(Base):
     started_at: Mapped[float | None]
     finished_at: Mapped[float | None]
     last_seq: Mapped[int] = mapped_column(default=0, server_default="0")
+    # The trigger that started the run (a schedule or a webhook; None: a direct call). Not a
+    # foreign key: deleting a trigger keeps its runs' history.
+    trigger_id: Mapped[str | None] = mapped_column(String(32), index=True)
 
 
 class NodeRunRow(Base):
@@ -350,10 +353,36 @@ class Trigger(Base):
     config: Mapped[dict[str, Any]] = mapped_column(default=dict)
     enabled: Mapped[bool] = mapped_column(default=True)
     secret_hash: Mapped[str | None] = mapped_column(String(64))
+    # The webhook secret encrypted with the store's key (`SecretBox`): the HMAC signature check
+    # needs the secret itself; `secret_hash` checks a secret sent as a bearer token.
+    secret_enc: Mapped[str | None] = mapped_column(Text)
     last_fired_at: Mapped[float | None]
     next_fire_at: Mapped[float | None]
     created_at: Mapped[float] = mapped_column(default=time.time)
     updated_at: Mapped[float] = mapped_column(default=time.time)
+
+
+class TriggerFire(Base):
+    """One firing of a trigger, the arbiter of "exactly once": the row `(trigger_id, fire_key)` is
+    unique, so of the servers that see the same schedule tick (`fire_key` "at:<epoch>") or the same
+    signed webhook delivery ("sig:<signature>", "key:<idempotency key>") only the one whose INSERT
+    wins starts a run. `status`: `started` (`run_id` set), `skipped` (overlap or missed-run
+    policy), `failed` (the run could not start: `error`)."""
+
+    __tablename__ = "trigger_fires"
+    __table_args__ = (
+        UniqueConstraint("trigger_id", "fire_key"),
+        Index("ix_trigger_fires_trigger_id_fire_at", "trigger_id", "fire_at"),
+    )
+
+    id: Mapped[int] = mapped_column(AutoId, primary_key=True, autoincrement=True)
+    trigger_id: Mapped[str] = mapped_column(ForeignKey("triggers.id", ondelete="CASCADE"))
+    fire_key: Mapped[str] = mapped_column(String(160))
+    fire_at: Mapped[float]
+    status: Mapped[str] = mapped_column(String(16))
+    run_id: Mapped[str | None]
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[float] = mapped_column(default=time.time)
 
 
 TABLES = sorted(Base.metadata.tables)

@@ -42,6 +42,7 @@ class NewRunFields(TypedDict, total=False):
     lease_until: float | None
     document: dict[str, Any] | None
     owner_id: str | None
+    trigger_id: str | None
 
 
 def create_values(
@@ -58,6 +59,7 @@ def create_values(
     lease_until: float | None = None,
     document: dict[str, Any] | None = None,
     owner_id: str | None = None,
+    trigger_id: str | None = None,
 ) -> dict[str, Any]:
     """The columns of a new run row (a run accepted, not begun; optionally leased already)."""
     return {
@@ -73,6 +75,7 @@ def create_values(
         "created_at": created_at,
         "document": document,
         "owner_id": owner_id,
+        "trigger_id": trigger_id,
         "cancel_requested": False,
         "last_seq": 0,
     }

@@ -40,6 +40,7 @@ _CREATE_COLUMNS = (
     "created_at",
     "document",
     "owner_id",
+    "trigger_id",
 )
 _SQL_CREATE = compile_sql(
     insert(runs_table).values(

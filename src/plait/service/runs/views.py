@@ -74,6 +74,7 @@ def run_summary(row: Run) -> dict[str, Any]:
         "started_at": row.started_at,
         "finished_at": row.finished_at,
         "cancel_requested": row.cancel_requested,
+        "trigger_id": row.trigger_id,
         "duration_ms": duration_ms,
         "tokens": usage.get("total_tokens")
         or (usage.get("input_tokens", 0) + usage.get("output_tokens", 0))

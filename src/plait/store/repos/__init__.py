@@ -11,6 +11,7 @@ from plait.store.repos.flows import FlowRepo
 from plait.store.repos.human_tasks import HumanTaskRepo
 from plait.store.repos.runs import RunRepo
 from plait.store.repos.shares import ShareRepo
+from plait.store.repos.trigger_fires import TriggerFireRepo
 from plait.store.repos.triggers import TriggerRepo
 from plait.store.repos.users import UserRepo
 from plait.store.repos.variables import REDACTED, RunVariables, VariableRepo, VariableView
@@ -31,6 +32,7 @@ __all__ = [
     "RunVariables",
     "Sessions",
     "ShareRepo",
+    "TriggerFireRepo",
     "TriggerRepo",
     "UserRepo",
     "VariableRepo",

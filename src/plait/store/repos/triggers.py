@@ -25,8 +25,11 @@ class TriggerRepo(Repo):
         *,
         enabled: bool = True,
         secret: str | None = None,
+        secret_enc: str | None = None,
         next_fire_at: float | None = None,
     ) -> Trigger:
+        """`secret`: stored as its SHA-256; `secret_enc`: the same secret encrypted by the caller
+        (the store's `SecretBox`), for checks that need the secret itself (HMAC signatures)."""
         now = time.time()
         row = Trigger(
             flow_id=flow_id,
@@ -34,6 +37,7 @@ class TriggerRepo(Repo):
             config=config or {},
             enabled=enabled,
             secret_hash=sha256_hex(secret) if secret else None,
+            secret_enc=secret_enc,
             next_fire_at=next_fire_at,
             created_at=now,
             updated_at=now,
@@ -62,6 +66,7 @@ class TriggerRepo(Repo):
         config: dict[str, Any] | None = None,
         enabled: bool | None = None,
         next_fire_at: float | None = _UNSET,
+        last_fired_at: float | None = _UNSET,
     ) -> Trigger | None:
         values: dict[str, Any] = {"updated_at": time.time()}
         if config is not None:
@@ -70,6 +75,8 @@ class TriggerRepo(Repo):
             values["enabled"] = enabled
         if next_fire_at is not _UNSET:
             values["next_fire_at"] = next_fire_at
+        if last_fired_at is not _UNSET:
+            values["last_fired_at"] = last_fired_at
         rows = await self._write_returning(
             update(Trigger).where(Trigger.id == trigger_id).values(values).returning(Trigger)
         )
