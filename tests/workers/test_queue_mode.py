@@ -5,6 +5,7 @@ server before and after a delay, so the counts say how many times each node exec
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import time
 from typing import Any
@@ -149,3 +150,69 @@ def test_a_worker_killed_mid_run_its_runs_finish_on_another_and_no_node_runs_twi
         victim.kill9()
         _wait_all(c, run_ids, cluster)
     _assert_each_node_once(counter, n_runs)
+
+
+def _human_flow(port: int) -> dict[str, Any]:
+    base = f"http://127.0.0.1:{port}"
+    return {
+        "schema": "plait/flow@1",
+        "id": "asks",
+        "inputs": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+        "nodes": [
+            {"id": "start", "type": "start"},
+            {"id": "first", "type": "http", "config": {"url": base + "/first/{{inputs.n}}"}},
+            {"id": "review", "type": "human", "config": {"message": "ok?", "actions": ["approve", "reject"]}},
+            {"id": "second", "type": "http", "config": {"url": base + "/second/{{inputs.n}}"}},
+        ],
+        "edges": [
+            {"source": "start", "target": "first"},
+            {"source": "first", "target": "review"},
+            {"source": "review", "source_port": "approve", "target": "second"},
+        ],
+    }
+
+
+def _sse(c: httpx.Client, run_id: str, last_event_id: int | None = None) -> list[dict[str, Any]]:
+    headers = {"Last-Event-ID": str(last_event_id)} if last_event_id is not None else {}
+    events = []
+    with c.stream("GET", f"/api/v1/runs/{run_id}/events", headers=headers) as resp:
+        assert resp.status_code == 200
+        for line in resp.iter_lines():
+            if line.startswith("data: "):
+                events.append(json.loads(line[len("data: ") :]))
+    return events
+
+
+def test_an_answer_resumes_the_run_on_another_worker_and_the_event_log_stays_whole(
+    cluster: Cluster, counter: Any
+) -> None:
+    port = counter.server_address[1]
+    cluster.serve()
+    first = cluster.worker("first", concurrency=4)
+    cluster.wait_ready(first)
+    with cluster.client() as c:
+        r = c.post("/api/v1/flows", json={"document": _human_flow(port)})
+        assert r.status_code == 201, r.text
+        assert c.post("/api/v1/flows/asks/versions").status_code == 201
+        r = c.post("/api/v1/flows/asks/runs", params={"mode": "background"}, json={"inputs": {"n": 7}})
+        assert r.status_code == 202, r.text
+        run_id = r.json()["id"]
+        deadline = time.monotonic() + 60
+        while c.get(f"/api/v1/runs/{run_id}").json()["status"] != "waiting":
+            assert time.monotonic() < deadline, first.log()
+            time.sleep(0.1)
+        first.kill9()  # the worker that started the run is gone; another takes the answer
+        second = cluster.worker("second", concurrency=4)
+        cluster.wait_ready(second)
+        r = c.post(f"/api/v1/runs/{run_id}/resume", json={"node_id": "review", "data": {"action": "approve"}})
+        assert r.status_code == 202, r.text
+        _wait_all(c, [run_id], cluster)
+        events = _sse(c, run_id)
+        seqs = [e["seq"] for e in events]
+        assert seqs == list(range(1, len(seqs) + 1)), seqs  # every event once, in order
+        finished = [e["status"] for e in events if e["type"] == "run_finished"]
+        assert finished == ["waiting", "completed"], finished
+        # Re-attaching after an event gives exactly the rest.
+        middle = seqs[len(seqs) // 2]
+        assert [e["seq"] for e in _sse(c, run_id, middle)] == seqs[middle:]
+    assert dict(counter.calls) == {"/first/7": 1, "/second/7": 1}
