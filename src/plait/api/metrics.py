@@ -6,7 +6,7 @@ Who may read it is the deployment's choice, `PLAIT_METRICS`:
             credentials, `plait serve` listens on 127.0.0.1, and the metrics name no flow, run,
             node or user (only statuses, node types, provider and model names, trigger kinds)
     admin   an admin's API key (`Authorization: Bearer <key>` in the scrape config)
-    off     no route (404)
+    off     no route (404), and nothing is counted
 
 The route is left out of the OpenAPI document, like `/`: it is not part of the JSON API (its body
 is Prometheus' text format) and its access depends on this setting, so the access matrix
@@ -16,25 +16,13 @@ checks each mode.
 
 from __future__ import annotations
 
-import os
-
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from plait.api.deps import ADMIN
+from plait.service.metrics import METRICS_ENV, METRICS_MODES, metrics_mode_from_env
 from plait.service.observability import Observability
-
-METRICS_ENV = "PLAIT_METRICS"
-METRICS_MODES = ("public", "admin", "off")
-
-
-def metrics_mode_from_env() -> str:
-    """`PLAIT_METRICS`: public (default), admin or off."""
-    value = (os.environ.get(METRICS_ENV) or "public").strip().lower()
-    if value not in METRICS_MODES:
-        raise ValueError(f"{METRICS_ENV} must be one of {', '.join(METRICS_MODES)}, not {value!r}")
-    return value
 
 
 async def _metrics(request: Request) -> Response:

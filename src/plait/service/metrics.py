@@ -7,7 +7,7 @@ registered by accident. They are module-level: other parts of the service count 
 
 `RunMetrics` turns the events of the runs executing in this process into counts: the engine is not
 asked for anything new, so its hot path does not change. Two facts are not in the events and are
-looked up once per run through `RunFacts` (an async source the wiring supplies, see
+read in batches through `RunFacts` (an async source the wiring supplies, see
 `plait.service.observability`): when the run's row was created (the queue wait is the time from
 there to `run_started`) and which provider and model each model-using node names (the token
 counters' labels). What depends on the database or on objects outside the events (runs executing,
@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections import OrderedDict
-from collections.abc import Awaitable, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -35,6 +36,18 @@ from plait.engine.status import TERMINAL_RUN_STATUSES
 from plait.spec.models import FlowDocument, GraphSpec
 
 log = logging.getLogger("plait.service.metrics")
+
+METRICS_ENV = "PLAIT_METRICS"
+METRICS_MODES = ("public", "admin", "off")  # who may read /metrics; off: nothing is counted either
+
+
+def metrics_mode_from_env() -> str:
+    """`PLAIT_METRICS`: public (default), admin or off (see plait.api.metrics)."""
+    value = (os.environ.get(METRICS_ENV) or "public").strip().lower()
+    if value not in METRICS_MODES:
+        raise ValueError(f"{METRICS_ENV} must be one of {', '.join(METRICS_MODES)}, not {value!r}")
+    return value
+
 
 REGISTRY = CollectorRegistry(auto_describe=True)
 ProcessCollector(registry=REGISTRY)
@@ -114,14 +127,14 @@ class ModelName:
 
 
 class RunFacts(Protocol):
-    """What the events of a run do not say (the wiring reads the store)."""
+    """What the events of runs do not say, read in batches (the wiring reads the store)."""
 
-    async def created_at(self, run_id: str) -> float | None:
-        """When the run's row was created; None when it has none."""
+    async def created_at(self, run_ids: Collection[str]) -> dict[str, float]:
+        """When each run's row was created (runs without a row are left out)."""
         ...
 
-    async def models(self, run_id: str) -> Mapping[str, ModelName]:
-        """The provider and model each model-using node of the run names (`models_of`)."""
+    async def models(self, run_ids: Collection[str]) -> dict[str, Mapping[str, ModelName]]:
+        """The provider and model each model-using node of each run names (`models_of`)."""
         ...
 
 
@@ -168,37 +181,49 @@ def models_of(doc: FlowDocument) -> dict[str, ModelName]:
 
 
 class RunMetrics:
-    """An event sink: counts what the run events of this process say. Cheap per event (a dict
-    look-up and a counter); the facts of a run are read once, in the background, at its start and
-    when a node reports token usage."""
+    """An event sink: counts what the run events of this process say, a dict look-up and a counter
+    per event. The queue waits and token counts wait in a buffer for the facts they need (when the
+    run's row was created, the models its nodes name), which `flush` reads in one batch: at every
+    scrape, and in the background once `FLUSH_AT` of them are waiting. So a run costs no database
+    read of its own."""
+
+    FLUSH_AT = 512
 
     def __init__(self, facts: RunFacts | None = None) -> None:
         self.facts = facts
-        self._node_types: dict[tuple[str, str], str] = {}  # (run, node) -> type, while it runs
+        self._node_types: dict[str, dict[str, str]] = {}  # run -> node -> type, while it runs
+        self._waits: dict[str, float] = {}  # run -> run_started time, for the queue wait
+        self._usages: list[tuple[str, str, Mapping[str, Any]]] = []  # run, node, usage
+        self._flushing: asyncio.Task[None] | None = None
         self._models: OrderedDict[str, asyncio.Future[Mapping[str, ModelName]]] = OrderedDict()
-        self._pending: set[asyncio.Task[Any]] = set()
         self.sandbox_used = False
 
     def observe(self, event: Event) -> None:
         data = event.data
         if isinstance(data, ev.NodeStarted):
             if event.node_id is not None:
-                self._node_types[(event.run_id, event.node_id)] = data.node_type
+                types = self._node_types.get(event.run_id)
+                if types is None:
+                    types = self._node_types[event.run_id] = {}
+                types[event.node_id] = data.node_type
                 if data.node_type in SANDBOX_NODE_TYPES:
                     self.sandbox_used = True
         elif isinstance(data, ev.NodeFinished):
-            node_type = self._node_types.pop((event.run_id, event.node_id or ""), "unknown")
+            types = self._node_types.get(event.run_id)
+            node_type = (types.pop(event.node_id or "", None) if types else None) or "unknown"
             if data.duration_ms is not None:
                 outcome = "ok" if data.ok else "error"
                 NODE_DURATION.labels(node_type, outcome).observe(data.duration_ms / 1000.0)
             if data.usage:
-                self._count_tokens(event.run_id, (event.node_id or "").lower(), data.usage)
+                self._buffer_usage(event.run_id, event.node_id or "", data.usage)
         elif isinstance(data, ev.Decision | ev.DecisionRejected):
             if data.usage:
-                self._count_tokens(event.run_id, DECIDER, data.usage)
+                self._buffer_usage(event.run_id, DECIDER, data.usage)
         elif isinstance(data, ev.RunStarted):
             RUNS_STARTED.inc()
-            self._background(self._queue_wait(event.run_id, event.ts))
+            if self.facts is not None:
+                self._waits[event.run_id] = event.ts
+                self._maybe_flush()
         elif isinstance(data, ev.RunFinished):
             self._run_ended(event.run_id, data)
 
@@ -210,27 +235,59 @@ class RunMetrics:
                 RUN_DURATION.labels(status).observe(data.duration_ms / 1000.0)
         elif status == "waiting":
             RUNS_PAUSED.inc()
-        for key in [k for k in self._node_types if k[0] == run_id]:
-            del self._node_types[key]
+        self._node_types.pop(run_id, None)
 
-    # ------------------------------------------------------------------ facts read in the background
-    def _background(self, coro: Awaitable[None]) -> None:
+    def _buffer_usage(self, run_id: str, node: str, usage: Mapping[str, Any]) -> None:
         if self.facts is None:
-            if asyncio.iscoroutine(coro):
-                coro.close()
+            _count_tokens(UNKNOWN_MODEL, usage)
+            return
+        self._usages.append((run_id, node, usage))
+        self._maybe_flush()
+
+    # ------------------------------------------------------------------ facts, read in batches
+    def _maybe_flush(self) -> None:
+        if len(self._waits) + len(self._usages) < self.FLUSH_AT or self._flushing is not None:
             return
         try:
-            task = asyncio.ensure_future(coro)
-        except RuntimeError:  # no running loop (a sink called from sync code): skip
-            if asyncio.iscoroutine(coro):
-                coro.close()
+            task = asyncio.get_running_loop().create_task(self.flush())
+        except RuntimeError:  # no running loop: the next scrape flushes
             return
-        self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
+        self._flushing = task
+
+        def _done(t: asyncio.Task[None]) -> None:
+            if self._flushing is t:
+                self._flushing = None
+
+        task.add_done_callback(_done)
+
+    async def flush(self) -> None:
+        """Read the facts the buffered queue waits and token counts need, and count them."""
+        waits, self._waits = self._waits, {}
+        usages, self._usages = self._usages, []
+        if self.facts is None or not (waits or usages):
+            return
+        if waits:
+            try:
+                created = await self.facts.created_at(list(waits))
+            except Exception:  # noqa: BLE001 - a metric is not worth an error
+                log.warning("cannot read when %d runs were created", len(waits), exc_info=True)
+                created = {}
+            for run_id, started in waits.items():
+                at = created.get(run_id)
+                if at is not None and started >= at:
+                    QUEUE_WAIT.observe(started - at)
+        if usages:
+            try:
+                models = await self.facts.models({run_id for run_id, _, _ in usages})
+            except Exception:  # noqa: BLE001
+                log.warning("cannot read the models of %d runs", len(usages), exc_info=True)
+                models = {}
+            for run_id, node, usage in usages:
+                _count_tokens(model_name(models.get(run_id) or {}, node), usage)
 
     def models_for(self, run_id: str) -> asyncio.Future[Mapping[str, ModelName]]:
-        """The models the run's nodes name, read once per run (the last few thousand runs are
-        remembered); empty without facts or when they cannot be read."""
+        """The models the run's nodes name, read once per run (for spans; the last few thousand
+        runs are remembered); empty without facts or when they cannot be read."""
         found = self._models.get(run_id)
         if found is None:
             found = self._models[run_id] = asyncio.ensure_future(self._read_models(run_id))
@@ -244,39 +301,28 @@ class RunMetrics:
         if self.facts is None:
             return {}
         try:
-            return await self.facts.models(run_id)
-        except Exception:  # noqa: BLE001 - a metric is not worth a failed run
+            return (await self.facts.models([run_id])).get(run_id) or {}
+        except Exception:  # noqa: BLE001
             log.debug("cannot read the models of run %s", run_id, exc_info=True)
             return {}
 
-    async def _queue_wait(self, run_id: str, started: float) -> None:
-        assert self.facts is not None
-        try:
-            created = await self.facts.created_at(run_id)
-        except Exception:  # noqa: BLE001
-            log.debug("cannot read the creation time of run %s", run_id, exc_info=True)
-            return
-        if created is not None and started >= created:
-            QUEUE_WAIT.observe(started - created)
-
-    def _count_tokens(self, run_id: str, node: str, usage: Mapping[str, Any]) -> None:
-        self._background(self._tokens(run_id, node, dict(usage)))
-
-    async def _tokens(self, run_id: str, node: str, usage: dict[str, Any]) -> None:
-        models = await self.models_for(run_id)
-        name = model_name(models, node)
-        for kind in ("input", "output"):
-            count = usage.get(f"{kind}_tokens")
-            if isinstance(count, int) and count > 0:
-                LLM_TOKENS.labels(name.provider, name.model, kind).inc(count)
-
     async def drain(self) -> None:
-        """Wait for the background reads (tests; shutdown)."""
-        while self._pending:
-            await asyncio.gather(*list(self._pending), return_exceptions=True)
+        """Count everything buffered (tests; shutdown)."""
+        if self._flushing is not None:
+            await asyncio.gather(self._flushing, return_exceptions=True)
+        await self.flush()
+
+
+def _count_tokens(name: ModelName, usage: Mapping[str, Any]) -> None:
+    for kind in ("input", "output"):
+        count = usage.get(f"{kind}_tokens")
+        if isinstance(count, int) and count > 0:
+            LLM_TOKENS.labels(name.provider, name.model, kind).inc(count)
 
 
 __all__ = [
+    "METRICS_ENV",
+    "METRICS_MODES",
     "LLM_TOKENS",
     "NODE_DURATION",
     "QUEUE_DEPTH",
@@ -293,6 +339,7 @@ __all__ = [
     "RunFacts",
     "UNKNOWN_MODEL",
     "RunMetrics",
+    "metrics_mode_from_env",
     "model_name",
     "models_of",
 ]

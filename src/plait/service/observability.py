@@ -18,7 +18,7 @@ version's answer is remembered: versions are immutable).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any
 
 from prometheus_client import generate_latest
@@ -28,7 +28,7 @@ from plait.engine.events import Event
 from plait.engine.status import RunStatus
 from plait.sandbox import default_pool
 from plait.service.core import Services
-from plait.service.log_format import LogContext
+from plait.service.log_format import LogContext, log_format_from_env
 from plait.service.metrics import (
     QUEUE_DEPTH,
     REGISTRY,
@@ -36,6 +36,7 @@ from plait.service.metrics import (
     SANDBOX_WORKERS,
     ModelName,
     RunMetrics,
+    metrics_mode_from_env,
     models_of,
 )
 from plait.service.tracing import RunTracer, otlp_endpoint, otlp_tracer_provider
@@ -45,47 +46,75 @@ log = logging.getLogger("plait.service")
 
 EventSink = Callable[[Event], None]
 _MAX_CACHED_VERSIONS = 1024
+_CHUNK = 500  # run ids per IN (...) query
 
 
 class StoreFacts:
-    """`RunFacts` from the store (plait.service.metrics.RunFacts)."""
+    """`RunFacts` from the store (plait.service.metrics.RunFacts), a query per `_CHUNK` runs."""
 
     def __init__(self, services: Services) -> None:
         self.services = services
         self._versions: dict[tuple[str, int], Mapping[str, ModelName]] = {}
 
-    async def created_at(self, run_id: str) -> float | None:
+    async def created_at(self, run_ids: Collection[str]) -> dict[str, float]:
+        out: dict[str, float] = {}
         async with self.services.store.sessionmaker() as session:
-            found = (await session.execute(select(Run.created_at).where(Run.id == run_id))).scalar()
-        return None if found is None else float(found)
+            for chunk in _chunks(run_ids):
+                rows = await session.execute(select(Run.id, Run.created_at).where(Run.id.in_(chunk)))
+                out.update((run_id, float(created)) for run_id, created in rows)
+        return out
 
-    async def models(self, run_id: str) -> Mapping[str, ModelName]:
+    async def models(self, run_ids: Collection[str]) -> dict[str, Mapping[str, ModelName]]:
+        out: dict[str, Mapping[str, ModelName]] = {}
+        drafts: list[str] = []
         async with self.services.store.sessionmaker() as session:
-            row = (
-                await session.execute(select(Run.flow_id, Run.version).where(Run.id == run_id))
-            ).one_or_none()
-        if row is None:
-            return {}
-        flow_id, version = row
-        if version is not None and (flow_id, version) in self._versions:
-            return self._versions[(flow_id, version)]
-        document = None
-        if version is None:
-            async with self.services.store.sessionmaker() as session:
-                document = (await session.execute(select(Run.document).where(Run.id == run_id))).scalar()
-        flow = await self.services.flows.document_for_run(flow_id, version, document)
-        models = models_of(flow.doc)
-        if version is not None:
+            for chunk in _chunks(run_ids):
+                rows = await session.execute(
+                    select(Run.id, Run.flow_id, Run.version).where(Run.id.in_(chunk))
+                )
+                for run_id, flow_id, version in rows:
+                    if version is None:
+                        drafts.append(run_id)
+                    else:
+                        out[run_id] = await self._version_models(flow_id, version)
+            for chunk in _chunks(drafts):  # runs of a draft keep their document
+                kept = await session.execute(
+                    select(Run.id, Run.flow_id, Run.document).where(Run.id.in_(chunk))
+                )
+                for run_id, flow_id, document in kept:
+                    flow = await self.services.flows.document_for_run(flow_id, None, document)
+                    out[run_id] = models_of(flow.doc)
+        return out
+
+    async def _version_models(self, flow_id: str, version: int) -> Mapping[str, ModelName]:
+        """A published version's models (versions are immutable: remembered)."""
+        found = self._versions.get((flow_id, version))
+        if found is None:
+            flow = await self.services.flows.document_for_run(flow_id, version)
+            found = models_of(flow.doc)
             if len(self._versions) >= _MAX_CACHED_VERSIONS:
                 self._versions.pop(next(iter(self._versions)))
-            self._versions[(flow_id, version)] = models
-        return models
+            self._versions[(flow_id, version)] = found
+        return found
+
+
+def _chunks(ids: Collection[str]) -> Iterator[list[str]]:
+    items = list(ids)
+    for start in range(0, len(items), _CHUNK):
+        yield items[start : start + _CHUNK]
 
 
 class Observability:
     """The observability sinks of one `Services`; `attach` once, `close` at shutdown."""
 
-    def __init__(self, services: Services, *, tracer_provider: Any = None) -> None:
+    def __init__(
+        self,
+        services: Services,
+        *,
+        metrics: bool = True,
+        log_context: bool = True,
+        tracer_provider: Any = None,
+    ) -> None:
         self.services = services
         self.metrics = RunMetrics(StoreFacts(services))
         self.logs = LogContext()
@@ -95,22 +124,31 @@ class Observability:
             if tracer_provider is not None
             else None
         )
-        self.sinks: tuple[EventSink, ...] = (
-            self.logs.observe,
-            self.metrics.observe,
-            *((self.tracer.observe,) if self.tracer is not None else ()),
-        )
+        sinks: list[EventSink] = []
+        if log_context:
+            sinks.append(self.logs.observe)
+        if metrics:
+            sinks.append(self.metrics.observe)
+        if self.tracer is not None:
+            sinks.append(self.tracer.observe)
+        self.sinks: tuple[EventSink, ...] = tuple(sinks)
         self._attached = False
 
     @classmethod
     def from_env(cls, services: Services) -> Observability:
-        """Spans only when OTEL_EXPORTER_OTLP_ENDPOINT is set (raises TracingUnavailable when the
-        `otel` extra is missing then)."""
-        return cls(services, tracer_provider=otlp_tracer_provider() if otlp_endpoint() else None)
+        """What the environment asks for: metrics unless PLAIT_METRICS=off, the log context with
+        PLAIT_LOG_FORMAT=json, spans when OTEL_EXPORTER_OTLP_ENDPOINT is set (raises
+        TracingUnavailable when the `otel` extra is missing then). Nothing asked, nothing attached."""
+        return cls(
+            services,
+            metrics=metrics_mode_from_env() != "off",
+            log_context=log_format_from_env() == "json",
+            tracer_provider=otlp_tracer_provider() if otlp_endpoint() else None,
+        )
 
     def attach(self) -> None:
         """Tap the service's event bus (once)."""
-        if self._attached:
+        if self._attached or not self.sinks:
             return
         self._attached = True
         bus = self.services.bus
@@ -130,7 +168,9 @@ class Observability:
         bus.publish = publish_and_observe  # type: ignore[method-assign]
 
     async def scrape(self) -> bytes:
-        """The Prometheus text of this process, with the gauges read now."""
+        """The Prometheus text of this process, with the buffered counts counted and the gauges
+        read now."""
+        await self.metrics.flush()
         RUNS_EXECUTING.set(len(self.services.runs.active))
         try:
             async with self.services.store.sessionmaker() as session:
