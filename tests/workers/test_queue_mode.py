@@ -216,3 +216,24 @@ def test_an_answer_resumes_the_run_on_another_worker_and_the_event_log_stays_who
         middle = seqs[len(seqs) // 2]
         assert [e["seq"] for e in _sse(c, run_id, middle)] == seqs[middle:]
     assert dict(counter.calls) == {"/first/7": 1, "/second/7": 1}
+
+
+def test_a_cancel_sent_to_the_server_stops_the_run_on_its_worker(cluster: Cluster, counter: Any) -> None:
+    port = counter.server_address[1]
+    cluster.serve()
+    worker = cluster.worker("w", concurrency=4)
+    cluster.wait_ready(worker)
+    with cluster.client() as c:
+        _publish(c, port, delay_s=30.0)
+        run_id = _start(c, 1)
+        deadline = time.monotonic() + 60
+        while "/first/1" not in counter.calls:  # executing on the worker, in `pause`
+            assert time.monotonic() < deadline, worker.log()
+            time.sleep(0.05)
+        t0 = time.monotonic()
+        r = c.post(f"/api/v1/runs/{run_id}/cancel")
+        elapsed = time.monotonic() - t0
+        assert r.status_code == 200, r.text
+        assert r.json()["status"] == "cancelled", (r.json(), worker.log())  # answered once it stopped
+    assert "/second/1" not in counter.calls
+    assert elapsed < 2.0, elapsed

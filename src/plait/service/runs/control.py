@@ -240,6 +240,11 @@ class RunControl:
                 if idle or (row.status == RunStatus.RUNNING and lease_dead):
                     await self.launcher.end_idle(run_id, RunStatus.CANCELLED, None)
                 # else: another process executes it: the broadcast (or its lease keeper) cancels it.
+            if self.launcher.queue is not None:  # queue mode: wait (a while) for its worker to stop it
+                try:
+                    await asyncio.wait_for(self.launcher.until_stopped(run_id, -1), CANCEL_WAIT_S)
+                except TimeoutError:
+                    pass
         return run_summary(await self.views.require(run_id))
 
 
