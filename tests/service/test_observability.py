@@ -5,13 +5,16 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
+import httpx
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from prometheus_client.parser import text_string_to_metric_families
 
 from plait.engine import events as ev
 from plait.engine.events import Event
@@ -231,3 +234,28 @@ async def test_a_node_task_created_after_node_started_logs_with_its_ids() -> Non
         ("r1", None),
     ]
     assert RUN_ID.get() is None  # the test's own context is untouched
+
+
+async def test_a_process_without_the_api_serves_its_metrics(tmp_path: Any) -> None:
+    settings = Settings(database_url=f"sqlite+aiosqlite:///{tmp_path}/plait.db", require_auth=False)
+    services = await Services.open(settings)
+    observability = Observability(services)
+    observability.attach()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    try:
+        await observability.serve_metrics(port, every_s=0.05)
+        await services.flows.create(DOC)
+        await services.flows.publish("traced")
+        _, task = await services.runs.start("traced", {})
+        await task
+        await asyncio.sleep(0.2)  # a refresh
+        async with httpx.AsyncClient() as client:
+            text = (await client.get(f"http://127.0.0.1:{port}/metrics")).text
+        families = {f.name: f for f in text_string_to_metric_families(text)}
+        assert families["plait_runs_started"].samples[0].value >= 1
+        assert "plait_queue_depth" in families
+    finally:
+        await services.close()
+        await observability.close()

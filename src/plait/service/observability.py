@@ -10,18 +10,20 @@ subscribers, in the task that emitted it, and the engine is not changed at all:
     LogContext   the run and node ids of JSON log lines (plait.service.log_format)
 
 `scrape()` reads what the events cannot say (runs executing here, queued runs in the database, the
-sandbox pool) and renders the Prometheus text. `StoreFacts` answers the metrics' two questions
+sandbox pool) and renders the Prometheus text (`GET /metrics`); a process without the HTTP API (a
+queue worker) calls `serve_metrics(port)` instead. `StoreFacts` answers the metrics' two questions
 about a run from the store: when its row was created, and which models its nodes name (a published
 version's answer is remembered: versions are immutable).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any
 
-from prometheus_client import generate_latest
+from prometheus_client import generate_latest, start_http_server
 from sqlalchemy import func, select
 
 from plait.engine.events import Event
@@ -133,6 +135,8 @@ class Observability:
             sinks.append(self.tracer.observe)
         self.sinks: tuple[EventSink, ...] = tuple(sinks)
         self._attached = False
+        self._server: tuple[Any, Any] | None = None  # serve_metrics' HTTP server and thread
+        self._refresher: asyncio.Task[None] | None = None
 
     @classmethod
     def from_env(cls, services: Services) -> Observability:
@@ -167,9 +171,9 @@ class Observability:
         # engine and the launcher as they are.
         bus.publish = publish_and_observe  # type: ignore[method-assign]
 
-    async def scrape(self) -> bytes:
-        """The Prometheus text of this process, with the buffered counts counted and the gauges
-        read now."""
+    async def refresh(self) -> None:
+        """Count what is buffered and read the gauges (runs executing here, queued runs in the
+        database, the sandbox pool) now."""
         await self.metrics.flush()
         RUNS_EXECUTING.set(len(self.services.runs.active))
         try:
@@ -186,9 +190,34 @@ class Observability:
             pool = default_pool()
             SANDBOX_WORKERS.labels("size").set(pool.size)
             SANDBOX_WORKERS.labels("idle").set(pool.idle_count())
+
+    async def scrape(self) -> bytes:
+        """The Prometheus text of this process, refreshed now (`GET /metrics`)."""
+        await self.refresh()
         return generate_latest(REGISTRY)
 
+    async def serve_metrics(self, port: int, addr: str = "127.0.0.1", *, every_s: float = 5.0) -> None:
+        """For a process without the HTTP API (a queue worker): serve the metrics on `addr:port`
+        from prometheus_client's own HTTP server (a thread) and `refresh` them every `every_s`
+        seconds on this loop. Call it on the loop that executes the runs; `close` stops it."""
+        self._server = start_http_server(port, addr, registry=REGISTRY)
+        self._refresher = asyncio.get_running_loop().create_task(self._refresh_every(every_s))
+
+    async def _refresh_every(self, every_s: float) -> None:
+        while True:
+            try:
+                await self.refresh()
+            except Exception:  # noqa: BLE001
+                log.warning("cannot refresh the metrics", exc_info=True)
+            await asyncio.sleep(every_s)
+
     async def close(self) -> None:
+        if self._refresher is not None:
+            self._refresher.cancel()
+            await asyncio.gather(self._refresher, return_exceptions=True)
+        if self._server is not None:
+            server, _thread = self._server
+            server.shutdown()
         await self.metrics.drain()
         if self.tracer is not None:
             await self.tracer.drain()
