@@ -64,6 +64,7 @@ class World:
     spare_user: str
     variable: str
     component: str = "Upper"
+    trigger: str = ""  # a webhook trigger of the flow
     forbidden: list[str] = field(default_factory=list)  # strings other users' lists must not contain
 
 
@@ -168,6 +169,31 @@ ROUTES: dict[tuple[str, str], tuple[str, Request]] = {
         "flow_edit",
         _with("/api/v1/webhooks/{w.flow}", lambda w, u: {"query": "q"}),
     ),
+    ("GET", "/api/v1/flows/{flow_id}/triggers"): ("flow_view", _get("/api/v1/flows/{w.flow}/triggers")),
+    ("POST", "/api/v1/flows/{flow_id}/triggers"): (
+        "flow_edit",
+        _with(
+            "/api/v1/flows/{w.flow}/triggers", lambda w, u: {"kind": "schedule", "config": {"cron": "@daily"}}
+        ),
+    ),
+    ("GET", "/api/v1/flows/{flow_id}/triggers/{trigger_id}"): (
+        "flow_view",
+        _get("/api/v1/flows/{w.flow}/triggers/{w.trigger}"),
+    ),
+    ("PATCH", "/api/v1/flows/{flow_id}/triggers/{trigger_id}"): (
+        "flow_edit",
+        _with("/api/v1/flows/{w.flow}/triggers/{w.trigger}", lambda w, u: {"enabled": False}),
+    ),
+    ("DELETE", "/api/v1/flows/{flow_id}/triggers/{trigger_id}"): (
+        "flow_edit",
+        _get("/api/v1/flows/{w.flow}/triggers/{w.trigger}"),
+    ),
+    # A delivery is authenticated by the trigger's own secret only: no API key (not even the
+    # owner's or the admin's) starts a run through it (tests/api/test_triggers_api.py: with it).
+    ("POST", "/api/v1/hooks/{trigger_id}"): (
+        "trigger_secret",
+        _with("/api/v1/hooks/{w.trigger}", lambda w, u: {"query": "q"}),
+    ),
     ("GET", "/api/v1/components"): ("mine_read", _get("/api/v1/components")),
     ("POST", "/api/v1/components"): (
         "mine_write",
@@ -233,6 +259,7 @@ ROUTES: dict[tuple[str, str], tuple[str, Request]] = {
     ("POST", "/api/v1/auth/logout"): ("public", _with("/api/v1/auth/logout", lambda w, u: None)),
 }
 RULES["flow_view_write"] = _rule(OK, "404", OK, OK, "403", "401", OK)
+RULES["trigger_secret"] = _rule("401", "401", "401", "401", "401", "401", "401")
 LIST_ROUTES = {
     path for (method, path), (rule, _) in ROUTES.items() if method == "GET" and rule == "mine_read"
 }
@@ -305,6 +332,7 @@ class Matrix:
         )
         spare_user = await self._call("POST", "/api/v1/users", body={"email": f"spare{n}@example.com"})
         await self._call("POST", "/api/v1/components", owner, {"source": COMPONENT})
+        trigger = await self._call("POST", f"/api/v1/flows/{flow_id}/triggers", owner, {"kind": "webhook"})
         return World(
             n=n,
             flow=flow_id,
@@ -314,6 +342,7 @@ class Matrix:
             spare_key=spare["id"],
             spare_user=spare_user["id"],
             variable=variable,
+            trigger=trigger["id"],
             forbidden=[flow_id, waiting["id"], done["id"], variable],
         )
 

@@ -248,3 +248,9 @@ def test_cron_ticks_are_read_in_the_time_zone() -> None:
     at = datetime(2030, 1, 7, 7, 0, tzinfo=UTC).timestamp()
     assert last_tick(minutely, at) == at and next_tick(minutely, at) == at + 60
     assert last_tick(minutely, at + 59.9) == at
+
+
+def test_cron_aliases_are_spelled_out() -> None:
+    daily = ScheduleConfig(cron="@daily", timezone="Europe/Paris")
+    at = datetime(2030, 1, 1, 0, 0, tzinfo=UTC).timestamp()  # 01:00 in Paris
+    assert next_tick(daily, at) == datetime(2030, 1, 1, 23, 0, tzinfo=UTC).timestamp()

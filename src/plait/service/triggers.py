@@ -43,6 +43,7 @@ from plait.store import Store
 from plait.store.models import Trigger, TriggerFire
 
 log = logging.getLogger("plait.service.triggers")
+UTC_ZONE = ZoneInfo("UTC")
 
 KINDS = ("schedule", "webhook")
 POLL_S = 1.0  # how often a scheduler looks for due schedules
@@ -50,6 +51,21 @@ SIGNATURE_HEADER = "x-plait-signature"
 SECRET_HEADER = "x-plait-secret"
 IDEMPOTENCY_HEADER = "idempotency-key"
 HOOK_PATH = "/api/v1/hooks/{id}"
+ALIASES = {
+    "@yearly": "0 0 1 1 *",
+    "@annually": "0 0 1 1 *",
+    "@monthly": "0 0 1 * *",
+    "@weekly": "0 0 * * 0",
+    "@daily": "0 0 * * *",
+    "@midnight": "0 0 * * *",
+    "@hourly": "0 * * * *",
+}
+
+
+def cron_of(expr: str, zone_info: ZoneInfo) -> Callable[[datetime, bool], CronSim]:
+    """A CronSim factory for `expr` (an alias such as @daily is spelled out first)."""
+    spelled = ALIASES.get(expr.strip().lower(), expr)
+    return lambda start, reverse: CronSim(spelled, start.astimezone(zone_info), reverse=reverse)
 
 
 class ScheduleConfig(BaseModel):
@@ -96,7 +112,7 @@ def parse_config(kind: str, config: Mapping[str, Any] | None) -> ScheduleConfig 
     if isinstance(parsed, ScheduleConfig):
         zone(parsed.timezone)
         try:
-            CronSim(parsed.cron, datetime.now(UTC))
+            cron_of(parsed.cron, UTC_ZONE)(datetime.now(UTC), False)
         except CronSimError as exc:
             raise Invalid(f"config.cron: {parsed.cron!r} is not a cron expression: {exc}") from exc
     return parsed
@@ -112,13 +128,13 @@ def zone(name: str) -> ZoneInfo:
 def next_tick(cfg: ScheduleConfig, after: float) -> float:
     """The first cron time strictly after `after` (epoch seconds)."""
     start = datetime.fromtimestamp(after, zone(cfg.timezone)).replace(microsecond=0)
-    return next(iter(CronSim(cfg.cron, start))).timestamp()
+    return next(iter(cron_of(cfg.cron, zone(cfg.timezone))(start, False))).timestamp()
 
 
 def last_tick(cfg: ScheduleConfig, now: float) -> float:
     """The latest cron time at or before `now`."""
     start = datetime.fromtimestamp(now, zone(cfg.timezone)).replace(microsecond=0) + timedelta(seconds=1)
-    return next(iter(CronSim(cfg.cron, start, reverse=True))).timestamp()
+    return next(iter(cron_of(cfg.cron, zone(cfg.timezone))(start, True))).timestamp()
 
 
 def sign(secret: str, timestamp: int | str, body: bytes) -> str:

@@ -5,13 +5,27 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from plait.api.routes import components, editor, flows, runs, tasks, tools, users, variables, webhooks, ws
+from plait.api.routes import (
+    components,
+    editor,
+    flows,
+    runs,
+    tasks,
+    tools,
+    triggers,
+    users,
+    variables,
+    webhooks,
+    ws,
+)
 
 ROUTERS: tuple[APIRouter, ...] = (
     flows.router,
     runs.router,
     tasks.router,
     webhooks.router,
+    webhooks.hooks,
+    triggers.router,
     components.router,
     editor.node_types,
     editor.flows,
