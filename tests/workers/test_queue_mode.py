@@ -237,3 +237,25 @@ def test_a_cancel_sent_to_the_server_stops_the_run_on_its_worker(cluster: Cluste
         assert r.json()["status"] == "cancelled", (r.json(), worker.log())  # answered once it stopped
     assert "/second/1" not in counter.calls
     assert elapsed < 2.0, elapsed
+
+
+def test_a_retry_from_a_node_is_queued_and_reuses_the_outputs_before_it(
+    cluster: Cluster, counter: Any
+) -> None:
+    port = counter.server_address[1]
+    cluster.serve()
+    worker = cluster.worker("w", concurrency=4)
+    cluster.wait_ready(worker)
+    with cluster.client() as c:
+        _publish(c, port, delay_s=0.1)
+        run_id = _start(c, 3)
+        _wait_all(c, [run_id], cluster)
+        r = c.post(f"/api/v1/runs/{run_id}/retry", json={"from_node": "second"})
+        assert r.status_code == 202, r.text
+        again = r.json()["id"]
+        _wait_all(c, [again], cluster)
+        assert (
+            c.get(f"/api/v1/runs/{again}").json()["outputs"]
+            == c.get(f"/api/v1/runs/{run_id}").json()["outputs"]
+        )
+    assert dict(counter.calls) == {"/first/3": 1, "/second/3": 2}  # `first` reused, `second` again

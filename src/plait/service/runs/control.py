@@ -200,11 +200,15 @@ class RunControl:
             await asyncio.sleep(LEASE_WAIT_POLL_S)
         launcher.claim(run_id)  # recovery here leaves it alone until it executes
         try:
-            row = await runs.get(run_id)
+            row = await runs.get(run_id)  # as it is now that this process holds the lease
             how = queued_launch(message, row) if row is not None else None
             if row is None or how is None or launcher.executing(run_id) is not None:
                 if launcher.executing(run_id) is None:
                     await runs.release_lease(run_id, launcher.owner)
+                return
+            if row.cancel_requested:
+                await launcher.end_idle(run_id, RunStatus.CANCELLED, None)
+                await runs.release_lease(run_id, launcher.owner)
                 return
             try:
                 flow = await self.flows.document_for_run(row.flow_id, row.version, row.document)
@@ -212,7 +216,7 @@ class RunControl:
                 await launcher.end_idle(run_id, RunStatus.FAILED, f"cannot load the flow: {exc.message}")
                 await runs.release_lease(run_id, launcher.owner)
                 return
-            task = launcher.launch(run_id, flow, how, owner_id=row.owner_id)
+            task = launcher.launch(run_id, flow, how, leased=True, owner_id=row.owner_id)
         finally:
             launcher.unclaim(run_id)
         await asyncio.shield(task)
