@@ -254,3 +254,19 @@ def test_cron_aliases_are_spelled_out() -> None:
     daily = ScheduleConfig(cron="@daily", timezone="Europe/Paris")
     at = datetime(2030, 1, 1, 0, 0, tzinfo=UTC).timestamp()  # 01:00 in Paris
     assert next_tick(daily, at) == datetime(2030, 1, 1, 23, 0, tzinfo=UTC).timestamp()
+
+
+async def test_the_scheduler_loop_fires_on_its_own(pair: tuple[Services, Services, Clock]) -> None:
+    """The loop `Services.open` starts (here with a fast poll): a due tick fires without a call."""
+    a, _, clock = pair
+    await _publish(a, quick_flow())
+    trig = await a.triggers.create("tick", "schedule", {"cron": "* * * * *"})
+    clock.now = T0 + 60
+    a.triggers.poll_s = 0.05
+    await a.triggers.start()
+    deadline = asyncio.get_running_loop().time() + 10
+    while not (fires := (await a.triggers.get("tick", trig["id"]))["fires"]) or not fires[0]["run_id"]:
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.05)
+    await a.runs.wait(fires[0]["run_id"], 10)
+    await a.triggers.close()
