@@ -14,7 +14,7 @@ from plait.api import create_app
 from plait.service import Settings
 from plait.service.metrics import TRIGGERS_FIRED
 
-from .conftest import API_KEY, linear_flow
+from .conftest import API_KEY, human_flow, linear_flow
 from .test_api import make_flow
 from .test_llm_usage_api import DOC as LLM_DOC
 
@@ -135,3 +135,17 @@ def test_a_bad_metrics_mode_is_refused(settings: Settings, monkeypatch: pytest.M
     monkeypatch.setenv("PLAIT_METRICS", "sometimes")
     with pytest.raises(ValueError, match="PLAIT_METRICS"):
         create_app(settings)
+
+
+async def test_a_run_waiting_for_a_human_is_paused_not_finished(app: Any, client: httpx.AsyncClient) -> None:
+    await make_flow(client, human_flow("hum"))
+    before = await scrape(client)
+    r = await client.post("/api/v1/flows/hum/runs", json={"inputs": {"query": "x"}})
+    assert r.json()["status"] == "waiting", r.text
+    after = await scrape(client)
+    assert delta(before, after, "plait_runs_paused_total") == 1
+    assert delta(before, after, "plait_runs_started_total") == 1
+    assert (
+        sum(delta(before, after, "plait_runs_finished_total", status=s) for s in ("completed", "failed")) == 0
+    )
+    assert value(after, "plait_runs_executing") == 0

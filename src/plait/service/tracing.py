@@ -76,7 +76,9 @@ class RunTracer:
         )
         self._runs[event.run_id] = span
         while len(self._runs) > _MAX_OPEN_RUNS:  # runs that never finished here (the process stopped)
-            _, stale = self._runs.popitem(last=False)
+            stale_id, stale = self._runs.popitem(last=False)
+            for key in [k for k in self._nodes if k[0] == stale_id]:
+                self._nodes.pop(key)[0].end()
             stale.end()
         return span
 
