@@ -259,3 +259,24 @@ def test_a_retry_from_a_node_is_queued_and_reuses_the_outputs_before_it(
             == c.get(f"/api/v1/runs/{run_id}").json()["outputs"]
         )
     assert dict(counter.calls) == {"/first/3": 1, "/second/3": 2}  # `first` reused, `second` again
+
+
+def test_sync_mode_waits_for_the_worker_and_a_cancelled_queued_run_never_executes(
+    cluster: Cluster, counter: Any
+) -> None:
+    port = counter.server_address[1]
+    cluster.serve()
+    with cluster.client() as c:
+        _publish(c, port, delay_s=0.0)
+        # No worker yet: the run waits in the queue; cancelling it ends it there.
+        queued = _start(c, 1)
+        assert c.get(f"/api/v1/runs/{queued}").json()["status"] == "queued"
+        r = c.post(f"/api/v1/runs/{queued}/cancel")
+        assert r.status_code == 200 and r.json()["status"] == "cancelled", r.text
+        worker = cluster.worker("w", concurrency=4)
+        cluster.wait_ready(worker)
+        r = c.post("/api/v1/flows/counted/runs", json={"inputs": {"n": 2}})  # sync: the answer
+        assert r.status_code == 200, r.text
+        assert r.json()["status"] == "completed" and r.json()["outputs"], r.json()
+        assert c.get(f"/api/v1/runs/{queued}").json()["status"] == "cancelled"
+    assert dict(counter.calls) == {"/first/2": 1, "/second/2": 1}  # the cancelled run never ran
