@@ -21,6 +21,7 @@ import type {
   Scope,
   Share,
   ToolsListing,
+  Trigger,
   User,
   VersionOut,
 } from "./types";
@@ -184,4 +185,14 @@ export const api = {
   getTask: (token: string) => request<HumanTask>("GET", `/api/v1/human-tasks/${enc(token)}`, undefined, { auth: false }),
   submitTask: (token: string, action: string | undefined, values: Record<string, any>) =>
     request<HumanTask>("POST", `/api/v1/human-tasks/${enc(token)}/submit`, { action, values }, { auth: false }),
+};
+
+/** A flow's schedules and webhooks. */
+export const triggerApi = {
+  list: (flowId: string) => request<Trigger[]>("GET", `/api/v1/flows/${enc(flowId)}/triggers`),
+  create: (flowId: string, kind: Trigger["kind"], config: Record<string, any>) =>
+    request<Trigger>("POST", `/api/v1/flows/${enc(flowId)}/triggers`, { kind, config }),
+  update: (flowId: string, id: string, patch: { enabled?: boolean; config?: Record<string, any> }) =>
+    request<Trigger>("PATCH", `/api/v1/flows/${enc(flowId)}/triggers/${enc(id)}`, patch),
+  remove: (flowId: string, id: string) => request<void>("DELETE", `/api/v1/flows/${enc(flowId)}/triggers/${enc(id)}`),
 };

@@ -110,6 +110,8 @@ export interface RunSummary {
   started_at: number | null;
   finished_at: number | null;
   cancel_requested: boolean;
+  /** The schedule or webhook trigger that started the run (null: a direct call). */
+  trigger_id?: string | null;
   [k: string]: any;
 }
 
@@ -201,4 +203,21 @@ export interface Share {
   email: string;
   name: string;
   role: "viewer" | "editor";
+}
+
+/** A schedule or webhook that starts runs of a flow (`/api/v1/flows/{id}/triggers`). */
+export interface Trigger {
+  id: string;
+  flow_id: string;
+  kind: "schedule" | "webhook";
+  config: Record<string, any>;
+  enabled: boolean;
+  last_fired_at?: number | null;
+  next_fire_at?: number | null;
+  created_at: number;
+  updated_at: number;
+  /** A webhook's delivery path. */
+  url?: string | null;
+  /** A webhook's secret: in the creation's answer only. */
+  secret?: string | null;
 }

@@ -53,7 +53,15 @@ export function RunsPanel({ flowId, refreshKey }: { flowId: string; refreshKey: 
                   {r.status}
                 </a>
               </td>
-              <td>{fmtTime(r.created_at)}</td>
+              <td>
+                {fmtTime(r.created_at)}
+                {r.trigger_id && (
+                  <span className="muted small-text" title={`started by trigger ${r.trigger_id}`} data-testid={`run-trigger-${r.id}`}>
+                    {" "}
+                    · trigger
+                  </span>
+                )}
+              </td>
               <td data-testid={`run-duration-${r.id}`}>{fmtDuration(runDurationMs(r))}</td>
               <td data-testid={`run-tokens-${r.id}`}>{(typeof r.tokens === "number" ? r.tokens : tokensOf(r.usage)) || "—"}</td>
             </tr>

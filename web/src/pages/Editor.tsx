@@ -7,6 +7,7 @@ import { DecisionList } from "../ui/DecisionList";
 import { Palette } from "../editor/Palette";
 import { hasInputs, RunDialog } from "../editor/RunDialog";
 import { ShareDialog } from "../editor/ShareDialog";
+import { TriggersDialog } from "../editor/TriggersDialog";
 import { RunsPanel, VersionsPanel } from "../editor/SidePanels";
 import { startAndWatch, stopRun, watchRun, type Watch } from "../live";
 import { useNodeTypes } from "../nodeTypes";
@@ -76,7 +77,7 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
   const [selectedEdges, setSelectedEdges] = useState<string[]>([]);
   const [panel, setPanel] = useState<"inspect" | "runs" | "versions">("inspect");
   const [viewing, setViewing] = useState<VersionOut | null>(null);
-  const [dialog, setDialog] = useState<null | "run" | "publish" | "share">(null);
+  const [dialog, setDialog] = useState<null | "run" | "publish" | "share" | "triggers">(null);
   const [access, setAccess] = useState<{ access?: FlowAccess; ownerId?: string }>({});
   const auth = useAuth();
   const [notice, setNotice] = useState<string | null>(null);
@@ -490,6 +491,9 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
           <button type="button" className="small" onClick={exportDraft} data-testid="export-draft">
             Export
           </button>
+          <button type="button" className="small" onClick={() => setDialog("triggers")} data-testid="triggers-button">
+            Triggers…
+          </button>
           {access.access && canManage(access.access) && (
             <button type="button" className="small" onClick={() => setDialog("share")} data-testid="share-button">
               Share…
@@ -617,6 +621,7 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
       </div>
       {dialog === "run" && doc?.inputs && <RunDialog schema={doc.inputs} onRun={startRun} onClose={() => setDialog(null)} serverProblems={runProblems} />}
       {dialog === "publish" && <PublishDialog onPublish={publish} onClose={() => setDialog(null)} />}
+      {dialog === "triggers" && <TriggersDialog flowId={flowId} canEdit={!readOnly} onClose={() => setDialog(null)} />}
       {dialog === "share" && (
         <ShareDialog flowId={flowId} flowName={name} ownerId={access.ownerId} isAdmin={auth.status === "signed_in" && auth.me.role === "admin"} onClose={() => setDialog(null)} />
       )}
