@@ -8,6 +8,7 @@ import asyncio
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -15,6 +16,7 @@ import pytest
 from sqlalchemy import text
 
 from plait.store import create_engine_from_url
+from redis_fixture import redis_server
 from workers.conftest import Cluster
 
 pytestmark = [
@@ -280,3 +282,27 @@ def test_sync_mode_waits_for_the_worker_and_a_cancelled_queued_run_never_execute
         assert r.json()["status"] == "completed" and r.json()["outputs"], r.json()
         assert c.get(f"/api/v1/runs/{queued}").json()["status"] == "cancelled"
     assert dict(counter.calls) == {"/first/2": 1, "/second/2": 1}  # the cancelled run never ran
+
+
+def test_a_run_accepted_while_redis_is_down_is_started_by_a_workers_recovery(
+    tmp_path: Path, pg_url: str, counter: Any
+) -> None:
+    port = counter.server_address[1]
+    with redis_server(tmp_path) as redis:
+        cluster = Cluster(tmp_path, pg_url, redis.url, f"127.0.0.1:{port}")
+        try:
+            cluster.serve()
+            with cluster.client() as c:
+                _publish(c, port, delay_s=0.0)
+                redis.stop()
+                t0 = time.monotonic()
+                run_id = _start(c, 5)  # accepted: the row is there, the message could not be sent
+                assert time.monotonic() - t0 < 10
+                redis.start()
+                worker = cluster.worker("w", concurrency=4)
+                cluster.wait_ready(worker)
+                _wait_all(c, [run_id], cluster, timeout_s=60)
+            assert "cannot queue run" in cluster.procs[0].log()
+        finally:
+            cluster.stop()
+    assert dict(counter.calls) == {"/first/5": 1, "/second/5": 1}

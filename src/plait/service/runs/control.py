@@ -32,7 +32,6 @@ from plait.store import NewRunFields, Store
 from plait.store.models import Run
 from plait.workers import QUEUE_OWNER, QueuedRun
 from plait.workers.messages import QUEUE_HOLD_S
-from plait.workers.queue import QueueUnavailable
 
 log = logging.getLogger("plait.service")
 
@@ -87,10 +86,9 @@ class RunControl:
             fields["lease_until"] = time.time() + QUEUE_HOLD_S
             await self.store.runs.insert(run_id, flow_id, **fields)
             task = self.launcher.launch(run_id, flow, how, leased=True, owner_id=fields.get("owner_id"))
-            try:
-                await asyncio.shield(task)  # sent: the request answers after the queue has it
-            except QueueUnavailable:
-                pass  # logged; the run stays queued without a lease: a worker's recovery starts it
+            # Sent: the request answers after the queue has it (when Redis cannot be reached, the
+            # run stays queued without a lease and a worker's crash recovery starts it).
+            await asyncio.shield(task)
             return task
         fields["lease_owner"] = self.launcher.owner
         fields["lease_until"] = time.time() + self.settings.lease_ttl_s

@@ -179,6 +179,8 @@ class RunLauncher:
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        if self.queue is not None:
+            self.queue.close()
 
     # ------------------------------------------------------------------ launching
     def launch(
@@ -208,9 +210,9 @@ class RunLauncher:
     async def _send(self, queue: RunQueue, message: QueuedRun, *, held: bool) -> None:
         """Queue mode: lease the run to the queue (unless its row was created so: `held`) and
         send the message. A worker still stopping the run may hold the lease: the worker that
-        takes the message waits for it. When Redis cannot be reached, a queued run is left
-        without a lease, so that a worker's crash recovery starts it; a resume is logged as lost
-        (the task stays answered, the run waiting: answer it again)."""
+        takes the message waits for it. When Redis cannot be reached (logged), a queued run is
+        left without a lease, so that a worker's crash recovery starts it; a resume is lost (the
+        run stays waiting with its task answered: a known gap, docs/deployment.md)."""
         runs = self.store.runs
         if not held:
             await runs.acquire_lease(message.run_id, QUEUE_OWNER, QUEUE_HOLD_S)
@@ -219,7 +221,6 @@ class RunLauncher:
         except QueueUnavailable as exc:
             log.error("%s", exc.with_hint())
             await runs.release_lease(message.run_id, QUEUE_OWNER)
-            raise
 
     async def until_stopped(self, run_id: str, after_seq: int, *, poll_s: float = 0.05) -> None:
         """Queue mode: wait until the run stops executing (on a worker): its status is no longer
