@@ -270,3 +270,36 @@ async def test_the_scheduler_loop_fires_on_its_own(pair: tuple[Services, Service
         await asyncio.sleep(0.05)
     await a.runs.wait(fires[0]["run_id"], 10)
     await a.triggers.close()
+
+
+def declaring_flow(cron: str | None) -> dict[str, Any]:
+    doc = quick_flow("declared")
+    if cron is not None:
+        doc["nodes"][0]["config"] = {"trigger": "schedule", "schedule": cron}
+    return doc
+
+
+async def test_a_schedule_the_start_node_declares_follows_the_published_version(
+    pair: tuple[Services, Services, Clock],
+) -> None:
+    a, b, clock = pair
+    await _publish(a, declaring_flow("* * * * *"))
+    await asyncio.gather(a.triggers.sync_declared(), b.triggers.sync_declared())
+    [trig] = await a.triggers.list_for_flow("declared")
+    assert trig["config"]["cron"] == "* * * * *" and trig["config"]["node_id"] == "start"
+    clock.now = T0 + 60
+    started = [r for rs in await asyncio.gather(a.triggers.tick(), b.triggers.tick()) for r in rs]
+    assert len(started) == 1
+    await a.runs.wait(started[0], 10)
+    await b.runs.wait(started[0], 10)
+    # A new version with another cron changes it; one without the schedule removes it.
+    await a.flows.update("declared", document=declaring_flow("0 * * * *"))
+    await a.flows.publish("declared")
+    assert await b.triggers.sync_declared() == 1 and await b.triggers.sync_declared() == 0
+    [changed] = await a.triggers.list_for_flow("declared")
+    assert changed["id"] == trig["id"] and changed["config"]["cron"] == "0 * * * *"
+    assert changed["next_fire_at"] == T0 - 5 + 3600
+    await a.flows.update("declared", document=declaring_flow(None))
+    await a.flows.publish("declared")
+    await a.triggers.sync_declared()
+    assert await a.triggers.list_for_flow("declared") == []

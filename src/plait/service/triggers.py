@@ -83,6 +83,11 @@ class ScheduleConfig(BaseModel):
     )
     grace_s: float = Field(60.0, ge=1, le=86400, description="How late a tick may still fire.")
     inputs: dict[str, Any] = Field(default_factory=dict, description="The inputs of each run.")
+    node_id: str | None = Field(
+        None,
+        description="Set on a schedule a start node of the flow declares (`trigger: schedule`, "
+        "`schedule: <cron>`): plait keeps it in step with the latest published version.",
+    )
 
 
 class WebhookConfig(BaseModel):
@@ -157,6 +162,29 @@ def parse_signature(header: str) -> tuple[int, str]:
         ) from exc
 
 
+def declared_id(flow_id: str, node_id: str) -> str:
+    """The id of the schedule a start node declares: the same on every server, so they add it once."""
+    return "d" + hashlib.sha256(f"{flow_id}\0{node_id}".encode()).hexdigest()[:31]
+
+
+def declared_schedules(document: Mapping[str, Any]) -> dict[str, str]:
+    """The start nodes of a flow document that declare a schedule: node id -> cron."""
+    found: dict[str, str] = {}
+    for node in document.get("nodes") or []:
+        if not isinstance(node, dict) or node.get("type") != "start":
+            continue
+        config = node.get("config") or {}
+        cron = config.get("schedule") if isinstance(config, dict) else None
+        if (
+            isinstance(config, dict)
+            and config.get("trigger") == "schedule"
+            and isinstance(cron, str)
+            and cron.strip()
+        ):
+            found[str(node.get("id"))] = cron.strip()
+    return found
+
+
 def trigger_view(row: Trigger, fires: list[TriggerFire] | None = None) -> dict[str, Any]:
     view: dict[str, Any] = {
         "id": row.id,
@@ -199,6 +227,7 @@ class TriggerService:
         self.clock = clock
         self.poll_s = poll_s
         self._task: asyncio.Task[None] | None = None
+        self._versions_seen = 0  # the last flow version whose declared schedules were synced
 
     # ------------------------------------------------------------------ management
     async def create(
@@ -329,6 +358,45 @@ class TriggerService:
             return None
         return await self._fire(row, f"at:{latest:.0f}", latest, dict(cfg.inputs))
 
+    async def sync_declared(self) -> int:
+        """Keep the schedules start nodes declare in step with each flow's latest published
+        version (added, changed, removed). Every server does it; the trigger's id is derived from
+        flow and node, so they add it once. Returns how many versions were looked at."""
+        versions = await self.store.triggers.latest_versions_after(self._versions_seen)
+        for version in versions:
+            try:
+                await self._sync_flow(version.flow_id, declared_schedules(version.document))
+            except Exception as exc:  # noqa: BLE001 - one flow's bad schedule must not stop the rest
+                log.warning("flow %s: its declared schedule is not scheduled: %s", version.flow_id, exc)
+            self._versions_seen = max(self._versions_seen, version.id)
+        return len(versions)
+
+    async def _sync_flow(self, flow_id: str, declared: dict[str, str]) -> None:
+        triggers = self.store.triggers
+        existing = {
+            t.config.get("node_id"): t
+            for t in await triggers.list_triggers(flow_id=flow_id, kind="schedule")
+            if t.config.get("node_id")
+        }
+        for node_id, row in existing.items():
+            if node_id not in declared and row.id == declared_id(flow_id, str(node_id)):
+                await triggers.delete(row.id)
+        for node_id, cron in declared.items():
+            row = existing.get(node_id)
+            if row is not None and row.config.get("cron") == cron:
+                continue
+            cfg = parse_config("schedule", {**(row.config if row else {}), "cron": cron, "node_id": node_id})
+            assert isinstance(cfg, ScheduleConfig)
+            next_at = next_tick(cfg, self.clock())
+            if row is None:
+                await triggers.create_if_absent(
+                    declared_id(flow_id, node_id), flow_id, "schedule", cfg.model_dump(), next_fire_at=next_at
+                )
+            else:
+                await triggers.update(
+                    row.id, config=cfg.model_dump(), next_fire_at=next_at if row.enabled else None
+                )
+
     async def start(self) -> None:
         """Start this server's scheduler loop (every server may run one)."""
         if self._task is None:
@@ -343,6 +411,7 @@ class TriggerService:
     async def _loop(self) -> None:
         while True:
             try:
+                await self.sync_declared()
                 await self.tick()
             except asyncio.CancelledError:
                 raise
@@ -412,6 +481,8 @@ class TriggerService:
 
 __all__ = [
     "HOOK_PATH",
+    "declared_id",
+    "declared_schedules",
     "ScheduleConfig",
     "TriggerService",
     "WebhookConfig",

@@ -6,10 +6,10 @@ import hmac
 import time
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, func, select, update
 
-from plait.store.models import Trigger
-from plait.store.repos.base import Repo, now_or, sha256_hex
+from plait.store.models import FlowVersion, Trigger, table_of
+from plait.store.repos.base import Repo, now_or, sha256_hex, upsert
 
 _UNSET: Any = object()
 
@@ -43,6 +43,39 @@ class TriggerRepo(Repo):
             updated_at=now,
         )
         return await self._add(row)
+
+    async def create_if_absent(
+        self, trigger_id: str, flow_id: str, kind: str, config: dict[str, Any], *, next_fire_at: float | None
+    ) -> bool:
+        """Insert a trigger with a chosen id unless one has it (servers racing to add the same
+        declared schedule add it once); True when this call inserted it."""
+        now = time.time()
+        values = {
+            "id": trigger_id,
+            "flow_id": flow_id,
+            "kind": kind,
+            "config": config,
+            "enabled": True,
+            "next_fire_at": next_fire_at,
+            "created_at": now,
+            "updated_at": now,
+        }
+        async with self.sessionmaker.begin() as session:
+            table = table_of(Trigger)
+            stmt = (
+                upsert(session, table)
+                .values(values)
+                .on_conflict_do_nothing(index_elements=["id"])
+                .returning(table.c.id)
+            )
+            return (await session.execute(stmt)).scalar_one_or_none() is not None
+
+    async def latest_versions_after(self, after_id: int) -> list[FlowVersion]:
+        """Of the versions published after the one with id `after_id`, the latest of each flow."""
+        newest = (
+            select(func.max(FlowVersion.id)).where(FlowVersion.id > after_id).group_by(FlowVersion.flow_id)
+        )
+        return await self._all(select(FlowVersion).where(FlowVersion.id.in_(newest)).order_by(FlowVersion.id))
 
     async def get(self, trigger_id: str) -> Trigger | None:
         return await self._one(select(Trigger).where(Trigger.id == trigger_id))
