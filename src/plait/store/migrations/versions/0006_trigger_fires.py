@@ -45,18 +45,18 @@ def upgrade() -> None:
     op.create_index(
         "ix_trigger_fires_trigger_id_fire_at", "trigger_fires", ["trigger_id", "fire_at"], unique=False
     )
-    with op.batch_alter_table("triggers", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("secret_enc", sa.Text(), nullable=True))
-    with op.batch_alter_table("runs", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("trigger_id", sa.String(length=32), nullable=True))
-        batch_op.create_index(batch_op.f("ix_runs_trigger_id"), ["trigger_id"], unique=False)
+    # Nullable columns without constraints: a plain ALTER TABLE ... ADD COLUMN on both databases
+    # (no batch copy of `runs`, see `downgrade`).
+    op.add_column("triggers", sa.Column("secret_enc", sa.Text(), nullable=True))
+    op.add_column("runs", sa.Column("trigger_id", sa.String(length=32), nullable=True))
+    op.create_index(op.f("ix_runs_trigger_id"), "runs", ["trigger_id"], unique=False)
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("runs", schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f("ix_runs_trigger_id"))
-        batch_op.drop_column("trigger_id")
-    with op.batch_alter_table("triggers", schema=None) as batch_op:
-        batch_op.drop_column("secret_enc")
+    # Plain ALTER TABLE ... DROP COLUMN (SQLite 3.35+), not a batch copy: on SQLite, recreating
+    # `runs` drops the old table, and its ON DELETE CASCADE would take node runs and events along.
     op.drop_index("ix_trigger_fires_trigger_id_fire_at", table_name="trigger_fires")
     op.drop_table("trigger_fires")
+    op.drop_index(op.f("ix_runs_trigger_id"), table_name="runs")
+    op.drop_column("runs", "trigger_id")
+    op.drop_column("triggers", "secret_enc")
