@@ -378,9 +378,9 @@ class TriggerService:
             for t in await triggers.list_triggers(flow_id=flow_id, kind="schedule")
             if t.config.get("node_id")
         }
-        for node_id, row in existing.items():
-            if node_id not in declared and row.id == declared_id(flow_id, str(node_id)):
-                await triggers.delete(row.id)
+        for node_id, old in existing.items():
+            if node_id not in declared and old.id == declared_id(flow_id, str(node_id)):
+                await triggers.delete(old.id)
         for node_id, cron in declared.items():
             row = existing.get(node_id)
             if row is not None and row.config.get("cron") == cron:
