@@ -303,3 +303,18 @@ async def test_a_schedule_the_start_node_declares_follows_the_published_version(
     await a.flows.publish("declared")
     await a.triggers.sync_declared()
     assert await a.triggers.list_for_flow("declared") == []
+
+
+async def test_a_server_that_died_after_firing_leaves_the_tick_fired_once(
+    pair: tuple[Services, Services, Clock],
+) -> None:
+    """Server A took the tick (its row is in trigger_fires) and died before moving the schedule
+    on: B finds it still due, finds the tick taken, starts nothing, and moves it on."""
+    a, b, clock = pair
+    await _publish(a, quick_flow())
+    trig = await a.triggers.create("tick", "schedule", {"cron": "* * * * *"})
+    tick = T0 - 5 + 60
+    assert await a.store.trigger_fires.claim(trig["id"], f"at:{tick:.0f}", tick) is not None
+    clock.now = tick + 3
+    assert await b.triggers.tick() == []
+    assert (await b.triggers.get("tick", trig["id"]))["next_fire_at"] == tick + 60

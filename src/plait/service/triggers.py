@@ -346,17 +346,20 @@ class TriggerService:
         except (ValidationError, CronSimError, Invalid) as exc:
             await self.store.triggers.update(row.id, enabled=False, next_fire_at=None)
             raise Invalid(f"bad schedule, disabled: {exc}") from exc
-        # Move on first (every server computes the same next tick), then fire the latest tick.
-        await self.store.triggers.update(row.id, next_fire_at=following)
-        on_time = now - latest <= cfg.grace_s
-        if not on_time and cfg.missed == "skip":
-            fire_id = await self.store.trigger_fires.claim(
-                row.id, f"at:{latest:.0f}", latest, status="skipped"
-            )
-            if fire_id is not None:
-                await self.store.trigger_fires.finish(fire_id, "skipped", error="missed: later than grace_s")
-            return None
-        return await self._fire(row, f"at:{latest:.0f}", latest, dict(cfg.inputs))
+        # Fire (or record the skip) first, then move on: a server that dies in between leaves the
+        # trigger due, and whichever server looks next finds the tick taken and only moves it on.
+        try:
+            on_time = now - latest <= cfg.grace_s
+            if not on_time and cfg.missed == "skip":
+                fires = self.store.trigger_fires
+                fire_id = await fires.claim(row.id, f"at:{latest:.0f}", latest, status="skipped")
+                if fire_id is not None:
+                    await fires.finish(fire_id, "skipped", error="missed: later than grace_s")
+                return None
+            return await self._fire(row, f"at:{latest:.0f}", latest, dict(cfg.inputs))
+        finally:
+            # Every server computes the same next tick; a trigger changed meanwhile is left alone.
+            await self.store.triggers.advance(row.id, row.next_fire_at, following)
 
     async def sync_declared(self) -> int:
         """Keep the schedules start nodes declare in step with each flow's latest published

@@ -145,6 +145,16 @@ class TriggerRepo(Repo):
             stmt = stmt.where(Trigger.next_fire_at == expected_next)
         return await self._write(stmt.values(next_fire_at=next_fire_at, last_fired_at=now_or(now))) > 0
 
+    async def advance(self, trigger_id: str, expected_next: float | None, next_fire_at: float | None) -> bool:
+        """Move a schedule from the tick it was due at to its next one, unless it changed meanwhile
+        (compare-and-set on `next_fire_at`: another server moved it, or it was edited)."""
+        stmt = update(Trigger).where(Trigger.id == trigger_id)
+        if expected_next is None:
+            stmt = stmt.where(Trigger.next_fire_at.is_(None))
+        else:
+            stmt = stmt.where(Trigger.next_fire_at == expected_next)
+        return await self._write(stmt.values(next_fire_at=next_fire_at)) > 0
+
     @staticmethod
     def check_secret(trigger: Trigger, secret: str | None) -> bool:
         """True when the trigger has no secret or `secret` matches it (constant time)."""
