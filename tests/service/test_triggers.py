@@ -18,6 +18,7 @@ from cryptography.fernet import Fernet
 from sqlalchemy.engine import make_url
 
 from plait.service import Invalid, Services, Settings
+from plait.service.metrics import REGISTRY
 from plait.service.triggers import ScheduleConfig, last_tick, next_tick
 from plait.store import create_engine_from_url, database_url
 
@@ -318,3 +319,19 @@ async def test_a_server_that_died_after_firing_leaves_the_tick_fired_once(
     clock.now = tick + 3
     assert await b.triggers.tick() == []
     assert (await b.triggers.get("tick", trig["id"]))["next_fire_at"] == tick + 60
+
+
+async def test_firings_are_counted_in_the_metrics(pair: tuple[Services, Services, Clock]) -> None:
+    a, b, clock = pair
+
+    def fired() -> float:
+        return REGISTRY.get_sample_value("plait_triggers_fired_total", {"kind": "schedule"}) or 0.0
+
+    before = fired()
+    await _publish(a, quick_flow())
+    await a.triggers.create("tick", "schedule", {"cron": "* * * * *", "overlap": "allow"})
+    clock.now = T0 + 60
+    started = [r for rs in await asyncio.gather(a.triggers.tick(), b.triggers.tick()) for r in rs]
+    assert fired() == before + len(started) == before + 1
+    await a.runs.wait(started[0], 10)
+    await b.runs.wait(started[0], 10)

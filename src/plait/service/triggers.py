@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from plait import validate_inputs
 from plait.service.errors import Conflict, Invalid, NotFound, Unauthorized
 from plait.service.flows import FlowService
+from plait.service.metrics import TRIGGERS_FIRED
 from plait.service.runs import RunService
 from plait.store import Store
 from plait.store.models import Trigger, TriggerFire
@@ -318,6 +319,7 @@ class TriggerService:
             raise
         await fires.mark_run(run_id, row.id)
         await fires.finish(fire_id, "started", run_id=run_id)
+        TRIGGERS_FIRED.labels(kind=row.kind).inc()
         await self.store.triggers.update(row.id, last_fired_at=self.clock())
         return run_id
 
