@@ -23,6 +23,7 @@ import logging
 from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any
 
+from opentelemetry.trace import TracerProvider
 from prometheus_client import generate_latest, start_http_server
 from sqlalchemy import func, select
 
@@ -115,7 +116,7 @@ class Observability:
         *,
         metrics: bool = True,
         log_context: bool = True,
-        tracer_provider: Any = None,
+        tracer_provider: TracerProvider | None = None,
     ) -> None:
         self.services = services
         self.metrics = RunMetrics(StoreFacts(services))
