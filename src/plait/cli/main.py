@@ -345,10 +345,12 @@ def serve_command(
     from plait.api import create_app
     from plait.service import Settings
     from plait.service.log_format import log_format_from_env, uvicorn_log_config
+    from plait.service.metrics import metrics_mode_from_env
 
     try:
         settings = Settings.from_env()
         log_format = log_format_from_env()  # PLAIT_LOG_FORMAT: text (uvicorn's lines) or json
+        metrics_mode_from_env()  # PLAIT_METRICS: a wrong value is said here, not as a traceback
     except ValueError as exc:
         err_console.print(f"[red]{exc}[/]")
         raise typer.Exit(EXIT_FAILED) from exc
