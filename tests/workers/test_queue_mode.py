@@ -306,3 +306,31 @@ def test_a_run_accepted_while_redis_is_down_is_started_by_a_workers_recovery(
         finally:
             cluster.stop()
     assert dict(counter.calls) == {"/first/5": 1, "/second/5": 1}
+
+
+def test_redis_restarted_in_the_middle_of_runs_they_finish_and_new_runs_flow_again(
+    tmp_path: Path, pg_url: str, counter: Any
+) -> None:
+    port = counter.server_address[1]
+    with redis_server(tmp_path) as redis:
+        cluster = Cluster(tmp_path, pg_url, redis.url, f"127.0.0.1:{port}")
+        try:
+            cluster.serve()
+            workers = [cluster.worker(f"w{i}", concurrency=8) for i in range(2)]
+            for w in workers:
+                cluster.wait_ready(w)
+            with cluster.client() as c:
+                _publish(c, port, delay_s=3.0)
+                run_ids = [_start(c, n) for n in range(10)]
+                deadline = time.monotonic() + 60
+                while sum(1 for k in counter.calls if k.startswith("/first/")) < 10:
+                    assert time.monotonic() < deadline, dict(counter.calls)
+                    time.sleep(0.05)
+                redis.stop()  # every run is executing; Redis (no persistence) comes back empty
+                redis.start()
+                _wait_all(c, run_ids, cluster)
+                later = [_start(c, n) for n in range(10, 13)]
+                _wait_all(c, later, cluster, timeout_s=90)
+        finally:
+            cluster.stop()
+    _assert_each_node_once(counter, 13)

@@ -16,8 +16,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
+
+from celery.signals import worker_shutting_down
 
 from plait.workers.app import QUEUE_NAME, TASK_NAME, celery_app
 from plait.workers.messages import BadMessage, QueuedRun
@@ -27,6 +30,7 @@ log = logging.getLogger("plait.workers")
 Handler = Callable[[QueuedRun], Awaitable[None]]
 T = TypeVar("T")
 DEFAULT_CONCURRENCY = 256
+RESTART_DELAY_S = 1.0  # before consuming again after Celery gave up on its broker connection
 
 
 class LoopThread:
@@ -67,8 +71,12 @@ class QueueWorker:
         self.concurrency = max(1, concurrency)
         self.name = name
         self.log_level = log_level
-        self.app = celery_app(redis_url)
-        self.app.task(name=TASK_NAME)(self._execute)
+        self.app = self._make_app()
+
+    def _make_app(self) -> Any:
+        app = celery_app(self.redis_url)
+        app.task(name=TASK_NAME)(self._execute)
+        return app
 
     def _execute(self, payload: Any) -> None:
         """The Celery task (in a pool thread): execute the run on the loop, return when it stops."""
@@ -86,20 +94,40 @@ class QueueWorker:
             log.exception("queued %s of run %s failed", message.kind, message.run_id)
 
     def run(self) -> None:
-        """Consume until stopped (SIGTERM: stop taking messages, finish what executes)."""
-        self.app.worker_main(
-            [
-                "worker",
-                "--pool=threads",
-                f"--concurrency={self.concurrency}",
-                f"--loglevel={self.log_level}",
-                f"--hostname={self.name}@%h",
-                f"--queues={QUEUE_NAME}",
-                "--without-gossip",
-                "--without-mingle",
-                "--without-heartbeat",
-            ]
-        )
+        """Consume until stopped (SIGTERM: stop taking messages, finish what executes). Celery
+        gives up when its broker connection breaks in a way it cannot recover from (a Redis
+        restart while messages await their late acknowledgement: kombu fails to acknowledge on
+        the dead connection); the runs in hand finish, and the worker then consumes again on a
+        new Celery application, unless a shutdown signal was what stopped it."""
+        stopping = threading.Event()
+
+        def on_shutdown(**_: Any) -> None:
+            stopping.set()
+
+        worker_shutting_down.connect(on_shutdown, weak=False)
+        try:
+            while True:
+                code = self.app.start(self._argv())
+                if stopping.is_set():
+                    return
+                log.warning("the Celery worker stopped (exit code %s); consuming again", code)
+                time.sleep(RESTART_DELAY_S)
+                self.app = self._make_app()
+        finally:
+            worker_shutting_down.disconnect(on_shutdown)
+
+    def _argv(self) -> list[str]:
+        return [
+            "worker",
+            "--pool=threads",
+            f"--concurrency={self.concurrency}",
+            f"--loglevel={self.log_level}",
+            f"--hostname={self.name}@%h",
+            f"--queues={QUEUE_NAME}",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ]
 
 
 __all__ = ["DEFAULT_CONCURRENCY", "Handler", "LoopThread", "QueueWorker"]
