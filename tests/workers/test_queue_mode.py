@@ -13,10 +13,11 @@ from typing import Any
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import text
 
 from plait.store import create_engine_from_url
-from redis_fixture import redis_server
+from redis_fixture import free_port, redis_server
 from workers.conftest import Cluster
 
 pytestmark = [
@@ -334,3 +335,31 @@ def test_redis_restarted_in_the_middle_of_runs_they_finish_and_new_runs_flow_aga
         finally:
             cluster.stop()
     _assert_each_node_once(counter, 13)
+
+
+def test_a_worker_serves_the_metrics_of_the_runs_it_executes(cluster: Cluster, counter: Any) -> None:
+    """A worker has no HTTP API: with PLAIT_WORKER_METRICS_PORT it serves /metrics itself, counting
+    the runs it executed (parsed with prometheus_client's own parser)."""
+    cluster.serve()
+    port = free_port()
+    cluster.env["PLAIT_WORKER_METRICS_PORT"] = str(port)
+    worker = cluster.worker("metered", 4)
+    cluster.wait_ready(worker)
+    with cluster.client() as c:
+        _publish(c, counter.server_address[1], 0.0)
+        runs = [_start(c, n) for n in range(3)]
+        _wait_all(c, runs, cluster)
+    deadline = time.monotonic() + 30
+    while True:
+        text_body = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
+        finished = {
+            s.labels.get("status"): s.value
+            for family in text_string_to_metric_families(text_body)
+            if family.name == "plait_runs_finished"
+            for s in family.samples
+            if s.name == "plait_runs_finished_total"
+        }
+        if finished.get("completed") == 3 or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert finished.get("completed") == 3, text_body[:3000]

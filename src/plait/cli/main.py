@@ -385,6 +385,13 @@ def worker_command(
     ] = 256,
     name: Annotated[str, typer.Option(help="The worker's name in Celery (name@host).")] = "plait",
     log_level: Annotated[str, typer.Option(help="Celery's log level.")] = "WARNING",
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(
+            envvar="PLAIT_WORKER_METRICS_PORT",
+            help="Serve this worker's Prometheus /metrics on 127.0.0.1:PORT (default: not served).",
+        ),
+    ] = None,
 ) -> None:
     """Execute queued runs (queue mode: PLAIT_EXECUTOR=celery, PLAIT_DATABASE_URL on PostgreSQL,
     PLAIT_REDIS_URL). One asyncio loop executes every run the worker holds; it also continues
@@ -392,6 +399,8 @@ def worker_command(
     import dataclasses
 
     from plait.service import Services, Settings
+    from plait.service.log_format import install_log_format, log_format_from_env
+    from plait.service.observability import Observability
     from plait.workers.worker import LoopThread, QueueWorker
 
     try:
@@ -406,6 +415,12 @@ def worker_command(
     local = dataclasses.replace(settings, executor="inline")
     loop = LoopThread()
     services = loop.call(Services.open(local))
+    # Metrics, traces and the JSON log context of the runs this worker executes, as a server has.
+    install_log_format(log_format_from_env())
+    observability = Observability.from_env(services)
+    observability.attach()
+    if metrics_port is not None:
+        loop.call(observability.serve_metrics(metrics_port))
     try:
         QueueWorker(
             settings.redis_url,
@@ -416,6 +431,7 @@ def worker_command(
             log_level=log_level,
         ).run()
     finally:
+        loop.call(observability.close())
         loop.call(services.close())
         loop.stop()
 

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import defaultdict
+from collections.abc import Callable
 
 from plait.engine.events import Event
+
+log = logging.getLogger("plait.service")
+
+EventTap = Callable[[Event], None]
 
 HISTORY_GRACE_S = 60.0
 
@@ -13,12 +19,16 @@ HISTORY_GRACE_S = 60.0
 class EventBus:
     """Every event of the runs executing in this process goes to the subscribers of its run and
     to a per-run history (events are persisted in batches, at the node's next checkpoint, so
-    the history fills the gap between what is stored and what is live)."""
+    the history fills the gap between what is stored and what is live).
+
+    `taps` see every event too, after the subscribers (metrics, traces, log context: see
+    plait.service.observability); a tap that raises is logged and never breaks the run."""
 
     def __init__(self) -> None:
         self._subs: dict[str, set[asyncio.Queue[Event]]] = defaultdict(set)
         self._history: dict[str, list[Event]] = {}
         self._drop: dict[str, asyncio.TimerHandle] = {}
+        self.taps: list[EventTap] = []
 
     def publish(self, event: Event) -> None:
         self._history.setdefault(event.run_id, []).append(event)
@@ -27,6 +37,11 @@ class EventBus:
             handle.cancel()
         for q in self._subs.get(event.run_id, ()):
             q.put_nowait(event)
+        for tap in self.taps:
+            try:
+                tap(event)
+            except Exception:  # noqa: BLE001 - observing a run never breaks it
+                log.exception("an event tap failed on a %s event", event.type)
 
     def subscribe(self, run_id: str) -> asyncio.Queue[Event]:
         q: asyncio.Queue[Event] = asyncio.Queue()

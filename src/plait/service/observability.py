@@ -152,25 +152,12 @@ class Observability:
         )
 
     def attach(self) -> None:
-        """Tap the service's event bus (once)."""
+        """Tap the service's event bus (once): the bus is the service's one fan-out point of run
+        events, so the engine and the launcher stay as they are."""
         if self._attached or not self.sinks:
             return
         self._attached = True
-        bus = self.services.bus
-        publish = bus.publish
-        sinks = self.sinks
-
-        def publish_and_observe(event: Event) -> None:
-            publish(event)
-            for sink in sinks:
-                try:
-                    sink(event)
-                except Exception:  # noqa: BLE001 - observing a run never breaks it
-                    log.exception("observability sink failed on a %s event", event.type)
-
-        # The bus is the service's one fan-out point of run events; tapping its instance keeps the
-        # engine and the launcher as they are.
-        bus.publish = publish_and_observe  # type: ignore[method-assign]
+        self.services.bus.taps.extend(self.sinks)
 
     async def refresh(self) -> None:
         """Count what is buffered and read the gauges (runs executing here, queued runs in the
