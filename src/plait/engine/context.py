@@ -54,7 +54,9 @@ class ContextHost(Protocol):
     services: RunServices
     journal: EventLog
 
-    def run_body(self, pn: PlanNode, body: str, scope: Scope) -> Awaitable[dict[str, Any]]: ...
+    def run_body(
+        self, ctx: NodeRunContext, body: str, scope: Scope, index: int | None
+    ) -> Awaitable[dict[str, Any]]: ...
 
 
 def _operator_settings() -> dict[str, str | None]:
@@ -212,9 +214,15 @@ class NodeRunContext:
         return lookup_secret(self.host.env, name)
 
     async def run_body(self, body: str, *, aliases: Mapping[str, Any], inputs: Any = None) -> dict[str, Any]:
-        """Run one of this node's bodies to completion; returns its outputs. Body failures raise NodeError."""
-        scope = AliasScope({k.lower(): v for k, v in aliases.items()}, self.scope)
-        return await self.host.run_body(self.pn, body, scope)
+        """Run one of this node's bodies to completion; returns its outputs. Body failures raise NodeError.
+
+        An int `index` alias makes the body run one item (a loop iteration, a map item): in a
+        checkpointed run it is recorded once finished, and when the node runs again after a
+        restore a recorded item is not run again (see plait.engine.items)."""
+        lowered = {k.lower(): v for k, v in aliases.items()}
+        index = lowered.get("index")
+        scope = AliasScope(lowered, self.scope)
+        return await self.host.run_body(self, body, scope, index if type(index) is int else None)
 
     async def run_flow(self, ref: str, inputs: Mapping[str, Any], *, resume: Any = None) -> dict[str, Any]:
         resolve = self.host.services.resolve_flow

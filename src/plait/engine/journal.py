@@ -4,7 +4,9 @@ run record, node deltas and decisions together with the events emitted since the
 Events are built once (`Event` around a typed payload) and the same object goes to the run's own
 log (`RunResult.events`), to every sink and, batched, to the checkpointer. Without a checkpointer
 nothing is batched. A loop/map body reports through its enclosing run's journal (`BodyJournal`),
-its node ids prefixed with the node that owns the body, and checkpoints nothing of its own.
+its node ids prefixed with the node that owns the body, and checkpoints nothing of its own but
+the finished items it records (`record_item`: one delta per loop iteration or map item, see
+`plait.engine.items`), which go to the run's checkpointer like any node delta.
 
 The journal is also where a run's data leaves it, so it is where secrets are masked
 (`RunServices.mask`, a `plait.net.redact.SecretMask` of the values the run may read): sinks and the
@@ -16,6 +18,7 @@ pays one `is None` test per event.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import fields, replace
@@ -101,6 +104,8 @@ class EventLog(Protocol):
 
     async def save_started(self, deltas: Sequence[NodeDelta]) -> None: ...
 
+    async def record_item(self, delta: NodeDelta) -> None: ...
+
 
 class RunJournal:
     """The event log and checkpoint hand-off of a top-level run (see the module docstring)."""
@@ -115,6 +120,7 @@ class RunJournal:
         "seq",
         "mask",
         "_unsaved",
+        "_lock",
     )
 
     def __init__(
@@ -135,6 +141,10 @@ class RunJournal:
         self.seq = 0
         self.mask = mask  # what leaves the run is masked with it (see the module docstring)
         self._unsaved: list[Event] = []
+        # Set once a body records an item: from then on saves may come from the loop/map node's
+        # task while the driver saves too, and are taken one at a time (so the checkpointer's
+        # cached variables and the batches of events stay in order). None: no cost per save.
+        self._lock: asyncio.Lock | None = None
 
     def emit(self, data: EventData, node_id: str | None = None) -> None:
         """Number the payload, wrap it in its envelope once and hand it to every sink."""
@@ -171,15 +181,33 @@ class RunJournal:
     async def save(self, delta: NodeDelta) -> None:
         """Hand a delta and the events since the last save to the checkpointer (if any)."""
         if self.checkpointer is not None:
-            if self.mask is not None:
-                delta = masked_delta(self.mask, delta)
-            await self.checkpointer.save(self.run_id, delta, self.take_unsaved())
+            if self._lock is not None:
+                async with self._lock:
+                    await self._save(self.checkpointer, delta)
+            else:
+                await self._save(self.checkpointer, delta)
+
+    async def _save(self, checkpointer: Checkpointer, delta: NodeDelta) -> None:
+        if self.mask is not None:
+            delta = masked_delta(self.mask, delta)
+        await checkpointer.save(self.run_id, delta, self.take_unsaved())
 
     async def save_started(self, deltas: Sequence[NodeDelta]) -> None:
         """Record attempts about to start (`running` deltas: no user data) with the events since
         the last save, before they run (see plait.engine.checkpoint)."""
         if self.checkpointer is not None:
-            await self.checkpointer.save_started(self.run_id, deltas, self.take_unsaved())
+            if self._lock is not None:
+                async with self._lock:
+                    await self.checkpointer.save_started(self.run_id, deltas, self.take_unsaved())
+            else:
+                await self.checkpointer.save_started(self.run_id, deltas, self.take_unsaved())
+
+    async def record_item(self, delta: NodeDelta) -> None:
+        """Save a finished loop iteration or map item (see plait.engine.items)."""
+        if self.checkpointer is not None:
+            if self._lock is None:
+                self._lock = asyncio.Lock()
+            await self.save(delta)
 
     async def save_decision(self, record: dict[str, Any]) -> None:
         if self.checkpointer is not None:
@@ -213,6 +241,10 @@ class BodyJournal:
 
     async def save_started(self, deltas: Sequence[NodeDelta]) -> None:
         """Nor are their starts: a body runs again as a whole with its node."""
+
+    async def record_item(self, delta: NodeDelta) -> None:
+        """A finished item of a loop/map inside this body: the run's journal saves it."""
+        await self.parent.record_item(delta)
 
 
 __all__ = ["BodyJournal", "EventLog", "RunJournal", "masked_delta", "masked_event"]

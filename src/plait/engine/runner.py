@@ -13,6 +13,10 @@ counts against the run tree's node executions, and every output against the outp
 (`plait.engine.limits`). The rest lives in small modules: run state and readiness (`state`), node
 invocation (`invoke`), commit (`commit`), the node context (`context`), events and checkpoint
 hand-off (`journal`), results (`results`) and the run's services (`services`).
+
+Loop iterations and map items (bodies run through `run_body` with an index) of a checkpointed run
+are recorded as they finish, so a restored loop or map runs only the missing ones
+(`plait.engine.items`).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from plait.engine.context import MISSING, NodeRunContext, Scope, lookup_secret
 from plait.engine.errors import ResumeError
 from plait.engine.events import EventSink
 from plait.engine.invoke import NodeOutcome, OutcomeKind, call, call_inline, format_error
+from plait.engine.items import ITEM_STATUS, ItemRecords, item_key
 from plait.engine.journal import BodyJournal, EventLog, RunJournal
 from plait.engine.limits import ExecutionCount, OutputBudget, too_many_executions
 from plait.engine.plan import Plan, PlanNode
@@ -58,6 +63,7 @@ _COMPLETED, _FAILED, _CANCELLED, _WAITING = (
     RunStatus.WAITING,
 )
 _DATAFLOW = DataflowPolicy()
+_OWNER_DONE = (NodeStatus.OK, NodeStatus.ERROR)  # deltas after which a node's items are dropped
 
 
 class Runner:
@@ -102,6 +108,12 @@ class Runner:
             self.initial_vars = dict(self.vars)
         self.journal: EventLog = journal
         self.emit = journal.emit
+        # Finished loop iterations and map items (plait.engine.items): a checkpointed top-level run
+        # keeps them; its bodies share them (`run_body`), their keys under `item_prefix`.
+        self.items: ItemRecords | None = None
+        if checkpointer is not None and self.own_journal is not None:
+            self.items = ItemRecords()
+        self.item_prefix = ""
         self.parent = parent
         limits = self.services.limits
         max_output = limits.max_node_output_bytes
@@ -349,10 +361,36 @@ class Runner:
 
     def _commit(self, idx: int, outcome: NodeOutcome) -> ToSave | None:
         self.policy.on_outcome(self, idx, outcome)
+        items = self.items
+        # (a body's runner shares the items but none of its nodes owns any: only the run's drop)
+        if items is not None and items.by_owner and self.own_journal is not None:
+            self._drop_items(items, idx, outcome)
         return commit(self.state, self.journal, idx, outcome)
 
-    async def run_body(self, pn: PlanNode, body: str, scope: Scope) -> dict[str, Any]:
-        """Run one of `pn`'s bodies (loop/map) to completion under the dataflow policy."""
+    def _drop_items(self, items: ItemRecords, idx: int, outcome: NodeOutcome) -> None:
+        if outcome.kind is not OutcomeKind.INTERRUPT:
+            items.drop(self.plan.nodes[idx].id)  # its own delta stands for its items now
+
+    async def run_body(
+        self, ctx: NodeRunContext, body: str, scope: Scope, index: int | None = None
+    ) -> dict[str, Any]:
+        """Run one of a node's bodies (loop/map) to completion under the dataflow policy.
+
+        With an `index` in a checkpointed run, the body run is one item: a recorded one is not run
+        again (its outputs are returned and its variables set), a new one is recorded once it
+        finished (see plait.engine.items)."""
+        pn = ctx.pn
+        items, key = self.items, None
+        if items is not None and index is not None:
+            key = item_key(self.item_prefix, pn.id, index)
+            done = items.get(key)
+            if done is not None:
+                if done.vars:
+                    for name, value in done.vars.items():
+                        ctx.set_var(name, value)
+                return done.output  # type: ignore[no-any-return]
+            before = dict(self.vars)
+            started_at, t0 = time.time(), time.perf_counter()
         child = Runner(
             pn.bodies[body],
             self.run_id,
@@ -366,6 +404,8 @@ class Runner:
             sys=self.sys,
         )
         child.executions = self.executions
+        if key is not None:
+            child.items, child.item_prefix = items, key + "/"
         status = await child.drive()
         if status == _FAILED:
             failure = child.state.failure
@@ -375,7 +415,25 @@ class Runner:
                 "a human node inside a loop or map body is not supported",
                 hint="move the human node out of the body",
             )
-        return child.state.collect_outputs()
+        outputs = child.state.collect_outputs()
+        if key is not None:
+            assert items is not None
+            # The variables the body changed: part of the item, and of the node's own delta.
+            changed = {k: v for k, v in self.vars.items() if before.get(k, MISSING) is not v}
+            for name, value in changed.items():
+                ctx.set_var(name, value)
+            delta = NodeDelta(
+                key,
+                ITEM_STATUS,
+                outputs,
+                vars=changed or None,
+                attempt=ctx.attempt,
+                started_at=started_at,
+                duration_ms=(time.perf_counter() - t0) * 1000,
+            )
+            items.put(delta)
+            await self.journal.record_item(delta)
+        return outputs
 
     # ----------------------------------------------------------------- the end
     async def _finish(self, status: RunStatus) -> RunResult:
@@ -426,8 +484,17 @@ class Runner:
             # their seqs): new events must not reuse those numbers, or a client re-attaching
             # with Last-Event-ID would skip them. Seqs stay increasing, not contiguous.
             journal.seq += SEQ_GAP_AFTER_CRASH
+        items = self.items
         for delta in checkpoint.deltas:
+            if delta.status == ITEM_STATUS:  # a finished item of a loop/map (plait.engine.items)
+                if items is not None:
+                    items.put(delta)
+                if delta.vars:
+                    self.vars.update(delta.vars)
+                continue
             self.apply_delta(delta)
+            if items and delta.status in _OWNER_DONE:
+                items.drop(delta.node_id)
         self.policy.restore(self, checkpoint)
 
     def apply_delta(self, delta: NodeDelta) -> None:

@@ -116,6 +116,9 @@ class SqlCheckpointer:
             if live is not None:
                 merged = {**live, **delta.vars}
                 context = {"vars": merged}
+                # Cached before the write: a save that starts meanwhile (a loop's iteration saved
+                # while the driver saves another node, plait.engine.items) merges onto it.
+                self._vars[run_id] = merged
         written = await self._commit(sqlite_tx.save, sql_tx.save, run_id, row, events, context, delta.vars)
         if merged is not None or written is not None:
             self._vars[run_id] = merged if merged is not None else written
