@@ -17,6 +17,7 @@ import pytest
 from cryptography.fernet import Fernet
 from sqlalchemy.engine import make_url
 
+from plait.engine.errors import RunInputError
 from plait.service import Invalid, Services, Settings
 from plait.service.metrics import REGISTRY
 from plait.service.triggers import ScheduleConfig, last_tick, next_tick
@@ -335,3 +336,15 @@ async def test_firings_are_counted_in_the_metrics(pair: tuple[Services, Services
     assert fired() == before + len(started) == before + 1
     await a.runs.wait(started[0], 10)
     await b.runs.wait(started[0], 10)
+
+
+async def test_a_schedules_inputs_are_checked_against_the_published_input_schema(
+    pair: tuple[Services, Services, Clock],
+) -> None:
+    a, _, _ = pair
+    await _publish(a, quick_flow())
+    with pytest.raises(RunInputError, match="inputs.n"):
+        await a.triggers.create("tick", "schedule", {"cron": "* * * * *", "inputs": {"n": "three"}})
+    trig = await a.triggers.create("tick", "schedule", {"cron": "* * * * *", "inputs": {"n": 3}})
+    with pytest.raises(RunInputError, match="inputs.n"):
+        await a.triggers.update("tick", trig["id"], config={"cron": "* * * * *", "inputs": {"n": []}})

@@ -236,6 +236,7 @@ class TriggerService:
     ) -> dict[str, Any]:
         """A new trigger of the flow. A webhook's secret is in the answer, once (`secret`)."""
         cfg = parse_config(kind, config)
+        await self._check_inputs(flow_id, cfg)
         secret = None
         next_at = None
         if isinstance(cfg, ScheduleConfig):
@@ -255,6 +256,17 @@ class TriggerService:
         if secret is not None:
             view["secret"] = secret
         return view
+
+    async def _check_inputs(self, flow_id: str, cfg: ScheduleConfig | WebhookConfig) -> None:
+        """A schedule's inputs against the input schema of the flow's latest published version
+        (422 naming the field), when there is one; they are checked again at each run's start."""
+        if not isinstance(cfg, ScheduleConfig):
+            return
+        try:
+            flow, _, _ = await self.flows.resolve_for_run(flow_id, "latest")
+        except Conflict:  # nothing published yet
+            return
+        validate_inputs(flow, cfg.inputs)
 
     async def require(self, flow_id: str, trigger_id: str) -> Trigger:
         row = await self.store.triggers.get(trigger_id)
@@ -281,6 +293,8 @@ class TriggerService:
         computed again from now: ticks that passed while it was off are not fired."""
         row = await self.require(flow_id, trigger_id)
         cfg = parse_config(row.kind, config if config is not None else row.config)
+        if config is not None:
+            await self._check_inputs(flow_id, cfg)
         now_on = row.enabled if enabled is None else enabled
         next_at: float | None = None
         if isinstance(cfg, ScheduleConfig) and now_on:
