@@ -77,3 +77,44 @@ async def test_a_loop_cut_after_some_iterations_resumes_inside_the_loop(
     assert CALLS["e"] == 2
     row = await store.runs.get("l1")
     assert row is not None and row.context == {"vars": {"count": 32}}
+
+
+async def test_a_person_answers_a_loop_body_through_the_sql_checkpointer(
+    checkpointer: SqlCheckpointer, store: Store
+) -> None:
+    doc = {
+        "schema": "plait/flow@1",
+        "id": "ask-loop",
+        "nodes": [
+            {
+                "id": "l",
+                "type": "loop",
+                "config": {
+                    "max_iterations": 2,
+                    "body": {
+                        "nodes": [
+                            {"id": "e", "type": "test_echo", "config": {"value": "{{index}}"}},
+                            {"id": "ask", "type": "human", "config": {"actions": ["ok"]}},
+                            {"id": "o", "type": "output", "config": {"value": "{{e}}"}},
+                        ],
+                        "edges": [
+                            {"source": "e", "target": "ask"},
+                            {"source": "ask", "source_port": "ok", "target": "o"},
+                        ],
+                    },
+                },
+            },
+            {"id": "out", "type": "output", "config": {"value": "{{l.result}}"}},
+        ],
+        "edges": [{"source": "l", "target": "out"}],
+    }
+    result = await plait.run(doc, checkpointer=checkpointer, run_id="h1")
+    for _ in range(2):
+        assert result.status == "waiting" and result.interrupt["node_id"] == "l"
+        fresh = SqlCheckpointer(store.sessionmaker)  # the answer may reach another process
+        try:
+            result = await plait.resume(doc, "h1", {"action": "ok"}, checkpointer=fresh)
+        finally:
+            await fresh.close()
+    assert result.status == "completed" and result.outputs == {"out": 1}
+    assert CALLS["e"] == 2

@@ -63,6 +63,16 @@ def port_value(output: Any, port: str) -> Any:
     return output[port]
 
 
+def delta_from_dict(raw: dict[str, Any]) -> NodeDelta:
+    """A `NodeDelta` from its JSON form (`dataclasses.asdict`)."""
+    delta = NodeDelta(**raw)
+    if delta.ports is not None:
+        delta.ports = tuple(delta.ports)
+    if delta.input is not None:
+        delta.input = input_sources(delta.input)
+    return delta
+
+
 @dataclass(slots=True)
 class RunRecord:
     run_id: str
@@ -104,14 +114,7 @@ class Checkpoint:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Checkpoint:
-        deltas = []
-        for raw in data["deltas"]:
-            delta = NodeDelta(**raw)
-            if delta.ports is not None:
-                delta.ports = tuple(delta.ports)
-            if delta.input is not None:
-                delta.input = input_sources(delta.input)
-            deltas.append(delta)
+        deltas = [delta_from_dict(raw) for raw in data["deltas"]]
         return cls(
             RunRecord(**data["run"]), deltas, [], list(data.get("decisions") or []), data.get("last_seq", 0)
         )

@@ -161,6 +161,11 @@ class NodeRunContext:
         self.var_changes: dict[str, Any] | None = None
         self._resume = resume
 
+    @property
+    def resume_value(self) -> Any:
+        """The answer delivered to this node after it waited (`MISSING` when there is none)."""
+        return self._resume
+
     def lookup(self, root: str) -> Any:
         return self.scope.lookup(root)
 

@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import plait.engine.events as ev
+from plait.engine.body_wait import resumed_body, waiting_body
 from plait.engine.checkpoint import Checkpoint, Checkpointer, NodeDelta, RunRecord
 from plait.engine.commit import ToSave, commit, save_then_queue
 from plait.engine.context import MISSING, NodeRunContext, Scope, lookup_secret
@@ -381,8 +382,9 @@ class Runner:
         finished (see plait.engine.items)."""
         pn = ctx.pn
         items, key = self.items, None
-        if items is not None and index is not None:
-            key = item_key(self.item_prefix, pn.id, index)
+        ident = None if index is None else item_key(self.item_prefix, pn.id, index)
+        if items is not None and ident is not None:
+            key = ident
             done = items.get(key)
             if done is not None:
                 if done.vars:
@@ -404,17 +406,29 @@ class Runner:
             sys=self.sys,
         )
         child.executions = self.executions
-        if key is not None:
-            child.items, child.item_prefix = items, key + "/"
+        if ident is not None:
+            child.items, child.item_prefix = items, ident + "/"
+            resumed = None if ctx.resume_value is MISSING else resumed_body(ctx.resume_value, ident)
+            if resumed is not None:  # this body waited for a person: rebuild it, hand it the answer
+                deltas, waiting, answer = resumed
+                for delta in deltas:
+                    child.apply_delta(delta)
+                try:
+                    await child.deliver_resume(waiting, answer)
+                except ResumeError as exc:
+                    raise NodeError(str(exc), retryable=False) from exc
         status = await child.drive()
         if status == _FAILED:
             failure = child.state.failure
             raise NodeError(failure[1] if failure else "body failed")
         if status == _WAITING:
-            raise NodeError(
-                "a human node inside a loop or map body is not supported",
-                hint="move the human node out of the body",
-            )
+            if ident is None:
+                raise NodeError("a body waited for a person outside a loop iteration or map item")
+            if key is not None:  # the waiting delta carries the variables the body changed so far
+                for name, value in self.vars.items():
+                    if before.get(name, MISSING) is not value:
+                        ctx.set_var(name, value)
+            raise waiting_body(ident, child.state)
         outputs = child.state.collect_outputs()
         if key is not None:
             assert items is not None

@@ -1,4 +1,7 @@
-"""Nodes that own sub-graphs or other flows: loop, map, subflow."""
+"""Nodes that own sub-graphs or other flows: loop, map, subflow.
+
+The engine checkpoints each loop iteration and map item (plait.engine.items) and lets a body wait
+for a person through its node (plait.engine.body_wait); these nodes only pass the answer on."""
 
 from __future__ import annotations
 
@@ -17,6 +20,28 @@ from plait.spec.models import GraphSpec
 def _unwrap(outputs: dict[str, Any]) -> Any:
     """A body with one output node yields that value; several yield a dict by output name."""
     return next(iter(outputs.values())) if len(outputs) == 1 else outputs
+
+
+def _nested_answer(data: Any, interrupt: Mapping[str, Any], field: str) -> dict[str, Any]:
+    """The answer for a person a nested run waited for (a loop/map body, a sub-flow), with the
+    nested run's state from the interrupt's payload `field`. A human task's answer is checked
+    here against the form as shown (so a bad one is refused before the run resumes); the nested
+    human node checks it again."""
+    if isinstance(data, dict) and set(data) == {"answer", field}:
+        data = data["answer"]  # accepted once already (the task route checks before resuming)
+    payload = interrupt.get("payload") or {}
+    if interrupt.get("kind") == "human" and isinstance(payload.get("fields"), list):
+        data = check_answer(data, payload, fields=[], actions=["submit"])
+    return {"answer": data, field: payload.get(field)}
+
+
+def _only_interrupt(group: ExceptionGroup[Any]) -> InterruptRequest | None:
+    """The first interrupt of a map's failed items when nothing but interrupts failed."""
+    if all(isinstance(exc, InterruptRequest) for exc in group.exceptions):
+        first = group.exceptions[0]
+        assert isinstance(first, InterruptRequest)
+        return first
+    return None
 
 
 class LoopConfig(BaseModel):
@@ -48,6 +73,11 @@ class LoopNode(Node[LoopConfig]):
     @classmethod
     def body_aliases(cls, config: LoopConfig) -> frozenset[str]:
         return frozenset({"index", "result"})
+
+    def accept_resume(self, data: Any, interrupt: Mapping[str, Any]) -> Any:
+        """The answer for a human node in the body, with the waiting body's state
+        (plait.engine.body_wait): the loop runs again from the iteration that waited."""
+        return _nested_answer(data, interrupt, "body")
 
     async def run(self, ctx: NodeContext) -> Any:
         cfg = self.config
@@ -141,9 +171,20 @@ class MapNode(Node[MapConfig]):
                 except NodeError as exc:
                     raise NodeError(f"item {index}: {exc.message}", hint=exc.hint) from exc
 
-        async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(one(i, item)) for i, item in enumerate(items)]
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = [group.create_task(one(i, item)) for i, item in enumerate(items)]
+        except ExceptionGroup as failed:  # an item's body waits for a person: the map waits
+            waiting = _only_interrupt(failed)
+            if waiting is None:
+                raise
+            raise waiting from None
         return [t.result() for t in tasks]
+
+    def accept_resume(self, data: Any, interrupt: Mapping[str, Any]) -> Any:
+        """The answer for a human node in an item's body, with that body's state
+        (plait.engine.body_wait): the map runs again, items recorded before are not."""
+        return _nested_answer(data, interrupt, "body")
 
 
 class SubflowConfig(BaseModel):
@@ -172,12 +213,5 @@ class SubflowNode(Node[SubflowConfig]):
         return await ctx.run_flow(cfg.flow, inputs, resume=resumed)
 
     def accept_resume(self, data: Any, interrupt: Mapping[str, Any]) -> Any:
-        """The answer for the child's waiting node, with the child's state from the interrupt. A
-        human task's answer is checked here against the form as shown (so a bad one is refused
-        before the run resumes); the child's node checks it again."""
-        if isinstance(data, dict) and set(data) == {"answer", "subflow"}:
-            data = data["answer"]  # accepted once already (the task route checks before resuming)
-        payload = interrupt.get("payload") or {}
-        if interrupt.get("kind") == "human" and isinstance(payload.get("fields"), list):
-            data = check_answer(data, payload, fields=[], actions=["submit"])
-        return {"answer": data, "subflow": payload.get("subflow")}
+        """The answer for the child's waiting node, with the child's state from the interrupt."""
+        return _nested_answer(data, interrupt, "subflow")
