@@ -25,7 +25,7 @@ from dataclasses import fields, replace
 from typing import Any, Protocol
 
 from plait.engine.checkpoint import Checkpointer, NodeDelta, RunRecord
-from plait.engine.events import Event, EventData, EventSink, RawData
+from plait.engine.events import WAITING, Event, EventData, EventSink, RawData
 from plait.engine.frozen import new_instance, slot_setters
 from plait.engine.status import RunStatus
 from plait.net.redact import SecretMask
@@ -234,6 +234,8 @@ class BodyJournal:
         self.checkpointing = False
 
     def emit(self, data: EventData, node_id: str | None = None) -> None:
+        if data.type == WAITING:  # the body's node waits through the loop/map node's own `waiting`
+            return  # (plait.engine.body_wait): a second one would open a second task
         self.parent.emit(data, self.prefix + node_id if node_id else None)
 
     async def save(self, delta: NodeDelta) -> None:
