@@ -186,7 +186,9 @@ class LiveServer:
         self._log.close()
 
 
-@pytest.fixture(scope="session")
+# Package scope, not session: playwright's sync API keeps an asyncio loop running on the main
+# thread while it is open, and tests after this package (tests/workers) call asyncio.run.
+@pytest.fixture(scope="package")
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     require_browser_setup()
     server = LiveServer(Path(tmp_path_factory.mktemp("web")))
@@ -199,7 +201,7 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
     server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
     require_browser_setup()
     from playwright.sync_api import sync_playwright
