@@ -9,13 +9,19 @@ subprocesses, publishes the flow and sends runs in background mode over HTTP. Ti
 runs table (created_at: the API queued the run; started_at: a worker began it; finished_at), all
 written by processes on this machine, so one clock.
 
-(a) scaling: 1, 2, then 3 workers each limited to `--concurrency 4`; --runs runs per round sent at
-    once; throughput = runs / (last finished_at - first send). `scaling_2`, `scaling_3` are the
-    throughput ratios to one worker (targets: >= 1.8, >= 2.5).
-(b) in flight: one worker at its default concurrency, --burst runs sent at once; `in_flight_max`
-    is the most runs started and not yet finished at the same instant (target: >= 200).
-(c) queue-to-start: the same worker, --latency-runs runs sent at --rate per second (each waits
-    for nothing); p50 (target < 20 ms) and p99 of started_at - created_at.
+(a) scaling: 1, 2, then 3 workers each limited to `--concurrency 4`; --runs runs per round, twice:
+    end to end (throughput = runs / (last finished_at - first send)), then pre-queued (the
+    workers are SIGSTOPped while the runs are sent, throughput = runs / (last finished_at -
+    SIGCONT): the workers' rate, not the one API server's accept rate). `scaling_2`, `scaling_3`
+    are the pre-queued throughput ratios to one worker (targets: >= 1.8, >= 2.5);
+    `end_to_end_scaling_*` the others.
+(b) in flight: one worker at its default concurrency, --burst runs queued while it is stopped,
+    then released; `in_flight_max` is the most runs started and not yet finished at the same
+    instant (target: >= 200).
+(c) queue-to-start: the same worker, --latency-runs runs sent at --rate per second, each send on
+    its own task; p50 (target < 20 ms) and p99 of started_at - created_at.
+
+The database is left in place afterwards (inspect it); the next run drops and recreates it.
 
     python bench/workers.py                  # summary
     python bench/workers.py --json           # one JSON object
