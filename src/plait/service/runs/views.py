@@ -20,6 +20,7 @@ from plait import RunResult
 from plait.engine import events as ev
 from plait.engine.checkpoint import port_value
 from plait.engine.events import Event
+from plait.engine.items import ITEM_STATUS
 from plait.engine.status import TERMINAL_RUN_STATUSES, NodeStatus, RunStatus, TaskStatus
 from plait.net.redact import SecretMask
 from plait.service.bus import EventBus
@@ -115,6 +116,8 @@ def node_states(
     stored transitions first, then what the events say happened since."""
     nodes: dict[str, dict[str, Any]] = {}
     for nr in node_rows:
+        if nr.status == ITEM_STATUS:  # a loop iteration's or map item's checkpoint, not a node
+            continue
         n = nodes.setdefault(nr.node_id, {"id": nr.node_id})
         if nr.status == NodeStatus.RESUMED:
             n["status"] = NodeStatus.PENDING.value
