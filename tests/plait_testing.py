@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -68,3 +69,10 @@ def flow(
         "edges": [e if isinstance(e, dict) else {"source": e[0], "target": e[1]} for e in edges],
         **extra,
     }
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1 (for servers the tests start: plait serve, redis, HTTP)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

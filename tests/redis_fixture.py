@@ -15,11 +15,7 @@ from pathlib import Path
 
 import pytest
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from plait_testing import free_port
 
 
 def redis_server_binary() -> str:

@@ -7,7 +7,6 @@ import json
 import os
 import re
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -18,17 +17,13 @@ from typing import Any
 import httpx
 import pytest
 
+from plait_testing import free_port
+
 from .conftest import API_KEY, human_flow, linear_flow
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses kill -9")
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Server:

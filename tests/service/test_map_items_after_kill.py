@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -24,16 +23,12 @@ from typing import Any
 import httpx
 import pytest
 
+from plait_testing import free_port
+
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses kill -9")
 
 API_KEY = "test-key-map-kill"
 HELD = "/item/3"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class ItemHandler(BaseHTTPRequestHandler):

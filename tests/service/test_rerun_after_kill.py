@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -24,15 +23,11 @@ from typing import Any
 import httpx
 import pytest
 
+from plait_testing import free_port
+
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses kill -9")
 
 API_KEY = "test-key-rerun"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -92,7 +87,7 @@ class _Server:
             "PLAIT_SWEEP_INTERVAL_S": "0.2",
             "PLAIT_HTTP_ALLOW": f"127.0.0.1:{self.remote_port}",
         }
-        self.port = _free_port()
+        self.port = free_port()
         log = open(self.log_path, "a")  # noqa: SIM115 - closed with the process
         self.proc = subprocess.Popen(
             [

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -27,6 +26,7 @@ import httpx
 import pytest
 
 from plait.api.ui import default_dir
+from plait_testing import free_port
 
 API_KEY = "browser-test-key-0123"
 SESSION_COOKIE = "plait_session"
@@ -58,12 +58,6 @@ def require_browser_setup() -> None:
     if os.environ.get("CI"):
         pytest.fail(f"browser tests cannot run in CI: {reason}")
     pytest.skip(reason)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class LiveServer:
