@@ -47,7 +47,7 @@ async def test_migrate_creates_every_table_and_is_idempotent(db_url: str) -> Non
     assert set(TABLES) == EXPECTED_TABLES
     assert await current_revision(db_url) is None
     await migrate(db_url)
-    assert await current_revision(db_url) == head_revision() == "0006"
+    assert await current_revision(db_url) == head_revision() == "0007"
     assert await _tables(db_url) == EXPECTED_TABLES | {"alembic_version"}
     await migrate(db_url)  # second run: nothing to do, no error
     assert await current_revision(db_url) == head_revision()
@@ -170,6 +170,26 @@ async def test_upgrade_0003_to_0004_keeps_variables_deployment_wide_and_admins(
         assert [(v.name, v.owner_id, v.is_secret) for v in views] == [("KEY", None, True)]
         user = await store.users.get("u1")
         assert user is not None and user.role == "admin" and not user.disabled
+    finally:
+        await store.close()
+
+
+async def test_upgrade_0006_to_0007_keeps_components_as_the_users_own(db_url: str, box: object) -> None:
+    await _upgrade_with_data(
+        db_url,
+        "0006",
+        "INSERT INTO users (id, email, name, role, disabled, created_at)"
+        " VALUES ('u1', 'a@x', 'A', 'editor', false, 1.0);"
+        " INSERT INTO components (id, owner_id, name, kind, description, code, spec, version,"
+        " created_at, updated_at) VALUES ('c1', 'u1', 'Upper', 'node', 'd', 'code', '{}', 2, 1.0, 2.0)",
+        "0007",
+    )
+    store = await Store.open(db_url, box=box)  # type: ignore[arg-type]
+    try:
+        row = await store.components.get("Upper", owner_id="u1")
+        assert row is not None and row.id == "c1" and row.session_id is None and row.version == 2
+        assert await store.components.delete_session_components("u1") == 0  # the user's own stays
+        assert await store.components.get("Upper", owner_id="u1") is not None
     finally:
         await store.close()
 

@@ -11,6 +11,11 @@ flow's owner (`flows.owner_id`, set from the creating key's user): `get_for_run(
 reads the run's flow and caches its owner per run; `get(name)` (no run) sees the deployment-wide
 components. The palette is the catalog's (`CatalogService.node_types`: the caller's components,
 read from the store), so the service keeps no palette cache.
+
+Components the assistant generated live in the same table, tagged with the assistant session that
+registered them (`session_id`; see `plait.service.assistant_components`): they resolve like any
+other, and `create` of such a name makes the component the owner's own (`session_id` NULL), so a
+reset of that session no longer deletes it.
 """
 
 from __future__ import annotations
@@ -106,6 +111,7 @@ class ComponentService:
             spec=result.spec(),
             description=result.description,
             kind="node",
+            session_id=None,  # saved by hand: the owner's own, even if the assistant made it
         )
         return component_view(row)
 

@@ -315,11 +315,16 @@ class Component(Base):
     Components belong to an owner (`owner_id`, a user; NULL: the deployment-wide owner, i.e. API
     keys without a user). Names are unique per owner: (owner_id, name) for users, and a partial
     unique index on `name` where `owner_id IS NULL` (SQL treats NULLs as distinct in a unique
-    constraint, so the pair alone would allow duplicate deployment-wide names)."""
+    constraint, so the pair alone would allow duplicate deployment-wide names).
+
+    `session_id` is the assistant session that registered the component (a generated component,
+    wiped when that session is reset); NULL for the owner's own components (saved through the API
+    or the canvas), which a reset never touches."""
 
     __tablename__ = "components"
     __table_args__ = (
         UniqueConstraint("owner_id", "name"),
+        Index("ix_components_owner_id_session_id", "owner_id", "session_id"),
         Index(
             "uq_components_name_shared",
             "name",
@@ -337,6 +342,7 @@ class Component(Base):
     code: Mapped[str] = mapped_column(Text)
     spec: Mapped[dict[str, Any]] = mapped_column(default=dict)
     version: Mapped[int] = mapped_column(default=1)
+    session_id: Mapped[str | None] = mapped_column(String(128))
     created_at: Mapped[float] = mapped_column(default=time.time)
     updated_at: Mapped[float] = mapped_column(default=time.time)
 
