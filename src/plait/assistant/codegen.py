@@ -169,8 +169,9 @@ def retry_message(error: str, code: str, problems: Sequence[str] = ()) -> str:
         f"{found}\n\n"
         "This is the code that failed:\n"
         f"```python\n{code.rstrip()}\n```\n\n"
-        "Fix every problem listed and answer with the complete corrected component in exactly one "
-        "```python block. Keep the same class name and behaviour unless the error requires a change."
+        "Fix every problem listed and answer with the complete corrected component (one class that "
+        "inherits from Component) in exactly one ```python block. Keep the class name and the "
+        "behaviour unless the error requires a change."
     )
 
 
