@@ -257,7 +257,28 @@ ROUTES: dict[tuple[str, str], tuple[str, Request]] = {
         ),
     ),
     ("POST", "/api/v1/auth/logout"): ("public", _with("/api/v1/auth/logout", lambda w, u: None)),
+    # A message names a flow the caller can view, and needs `write` (a turn may register a
+    # component). The script (ASSISTANT_SCRIPT below) answers every message as off-topic.
+    ("POST", "/api/v1/assistant/stream"): (
+        "flow_view_write",
+        _with(
+            "/api/v1/assistant/stream",
+            lambda w, u: {"flow_id": w.flow, "input_value": "hi", "provider": "scripted"},
+        ),
+    ),
+    ("POST", "/api/v1/assistant"): (
+        "flow_view_write",
+        _with(
+            "/api/v1/assistant", lambda w, u: {"flow_id": w.flow, "input_value": "hi", "provider": "scripted"}
+        ),
+    ),
+    ("GET", "/api/v1/assistant/config"): ("mine_read", _get("/api/v1/assistant/config")),
+    ("POST", "/api/v1/assistant/sessions/reset"): (
+        "mine_write",
+        _with("/api/v1/assistant/sessions/reset?session_id=s1", lambda w, u: None),
+    ),
 }
+ASSISTANT_SCRIPT = '[{"json": {"translation": "hi", "intent": "off_topic"}, "repeat": true}]'
 RULES["flow_view_write"] = _rule(OK, "404", OK, OK, "403", "401", OK)
 RULES["trigger_secret"] = _rule("401", "401", "401", "401", "401", "401", "401")
 LIST_ROUTES = {
@@ -348,7 +369,8 @@ class Matrix:
 
 
 @pytest.fixture
-async def matrix(tmp_path: Any) -> AsyncIterator[Matrix]:
+async def matrix(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Matrix]:
+    monkeypatch.setenv("PLAIT_ASSISTANT_SCRIPT", ASSISTANT_SCRIPT)
     settings = Settings(
         database_url=f"sqlite+aiosqlite:///{tmp_path}/plait.db",
         api_key=API_KEY,

@@ -320,3 +320,10 @@ async def test_provider_errors_propagate(validate: Any) -> None:
     with pytest.raises(ProviderError, match="slow down"):
         await generate_component("reverse text", model, events, validate=validate)
     assert events.steps() == [("generating", 1, 3)]
+
+
+def test_a_block_whose_class_line_does_not_parse_is_still_extracted() -> None:
+    """A syntax error in the class statement itself is the model's code to fix (SyntaxError ->
+    retry), not a reply without code."""
+    broken = "from plait.sdk import Component\n\nclass SumNumbers(Component:\n    pass\n"
+    assert extract_code(f"```python\n{broken}```") == broken

@@ -374,3 +374,68 @@ class ShareOut(BaseModel):
     email: str | None
     name: str
     role: Literal["viewer", "editor"]
+
+
+# --------------------------------------------------------------------------- the assistant
+class AssistantBody(_In):
+    flow_id: str = Field(..., max_length=200, description="The flow the message is about (the canvas).")
+    input_value: str = Field(..., description="The user's message (<= 50,000 characters).")
+    session_id: str | None = Field(
+        None,
+        max_length=128,
+        description="The conversation (the panel sends `agentic_<uuid>`); one is made when missing.",
+    )
+    provider: str | None = Field(None, max_length=64, description="Model provider; default: yours.")
+    model_name: str | None = Field(None, max_length=200, description="Model; default: the provider's.")
+    max_retries: int | None = Field(
+        None, ge=1, le=10, description="Total attempts to get a valid component (default 3)."
+    )
+
+
+class AssistantUsage(BaseModel):
+    input_tokens: int
+    output_tokens: int
+    total_tokens: int
+
+
+class AssistantReply(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    result: str
+    validated: bool
+    class_name: str | None
+    component_code: str | None
+    validation_attempts: int
+    usage: AssistantUsage
+    duration_seconds: float
+    intent: str
+    provider: str
+    model: str | None
+
+
+class AssistantModel(BaseModel):
+    name: str
+    display_name: str
+
+
+class AssistantProvider(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    configured: bool
+    default_model: str | None
+    models: list[AssistantModel]
+
+
+class AssistantConfig(BaseModel):
+    configured: bool
+    configured_providers: list[str]
+    providers: list[AssistantProvider]
+    default_provider: str | None
+    default_model: str | None
+
+
+class AssistantReset(BaseModel):
+    status: Literal["ok"]
+    components_cleared: int
+    session_id: str | None

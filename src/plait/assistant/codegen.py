@@ -106,6 +106,9 @@ _FENCE = re.compile(
     re.IGNORECASE | re.MULTILINE | re.DOTALL,
 )
 _CLASS_LINE = re.compile(r"^class[ \t]+([A-Za-z_]\w*)[ \t]*(\(([^)]*)\))?[ \t]*:", re.MULTILINE)
+# Any class statement, even a broken one: a block whose class line does not parse is still the
+# model's component, and its SyntaxError is what the retry must be told about.
+_ANY_CLASS = re.compile(r"^class[ \t]+[A-Za-z_]", re.MULTILINE)
 
 
 def extract_code(text: str | None) -> str | None:
@@ -115,7 +118,7 @@ def extract_code(text: str | None) -> str | None:
     if not text or not text.strip():
         return None
     blocks = [m.group(1) for m in _FENCE.finditer(text)]
-    with_class = [b for b in blocks if _CLASS_LINE.search(b)]
+    with_class = [b for b in blocks if _ANY_CLASS.search(b)]
     if with_class:
         return max(with_class, key=len).strip("\n") + "\n"
     if blocks or "class" not in text:

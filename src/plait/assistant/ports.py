@@ -14,10 +14,10 @@ Prometheus registry itself. The service hands it these instead:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from plait.assistant.events import AssistantEvent
-from plait.llm.base import ChatResponse, DeltaSink, Message
+from plait.llm.base import ChatResponse, DeltaSink, Message, ToolSpec
 from plait.sandbox.components import ComponentValidation
 
 Phase = Literal["intent", "main"]
@@ -36,6 +36,9 @@ class ModelCall(Protocol):
         max_tokens: int | None = None,
         temperature: float | None = None,
         on_delta: DeltaSink | None = None,
+        tools: list[ToolSpec] | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
+        response_format: dict[str, Any] | None = None,
     ) -> ChatResponse: ...
 
 

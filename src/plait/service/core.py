@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 from plait.net.http import HttpClients
 from plait.service.access import AccessService
+from plait.service.assistant import AssistantService
 from plait.service.bus import EventBus
 from plait.service.catalog import CatalogService
 from plait.service.components import ComponentService
@@ -42,6 +43,7 @@ class Services:
         self.catalog = CatalogService(store, mcp=self.mcp)
         self.triggers = TriggerService(store, self.flows, self.runs)  # schedules and webhooks
         self.users = UserService(store, settings)
+        self.assistant = AssistantService(store, self.access)  # PLAIT_ASSISTANT=off: its routes 404
         self.signin_url: str | None = None  # the link printed at start (when `signin_link_base`)
 
     @classmethod

@@ -6,6 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from plait.api.routes import (
+    assistant,
     components,
     editor,
     flows,
@@ -34,6 +35,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     ws.router,
     users.me,
     users.auth,
+    assistant.router,
 )
 
 __all__ = ["ROUTERS"]

@@ -1,0 +1,226 @@
+"""The assistant use cases: a turn (streamed or not), the caller's model configuration, a session
+reset. The routes under `/api/v1/assistant/` are thin wrappers around `AssistantService`.
+
+What the service adds to the assistant layer (`plait.assistant`) is who the caller is and what
+they may read: the flow the message is about is read with the caller's rights (404 when they may
+not see it), model keys come from the caller's variables over the deployment's (never another
+user's), the scripted provider's script from the caller's `PLAIT_ASSISTANT_SCRIPT` variable or the
+operator's environment, and validated components are registered under the caller and the session
+(`AssistantComponents`). The memory, scripted providers and registered components of a session are
+keyed by (user, session): two users with the same session id never meet.
+
+One message streams at a time per (user, session), as the panel promises (spec B9): a second
+request while one is running is a 409, not a second, interleaved conversation.
+
+`PLAIT_ASSISTANT=off` turns the assistant off; its routes then answer 404.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from plait.assistant.events import AssistantEvent, Complete, Error
+from plait.assistant.memory import ConversationBuffer
+from plait.assistant.models import (
+    AssistantSetupError,
+    ScriptedProviders,
+    SecretLookup,
+    TurnModels,
+    assistant_config,
+    choose_model,
+    load_script,
+    provider_infos,
+)
+from plait.assistant.turn import DEFAULT_MAX_ATTEMPTS, Assistant, AssistantRequest
+from plait.engine.context import lookup_secret
+from plait.service.access import Access, AccessService, Principal
+from plait.service.assistant_components import AssistantComponents
+from plait.service.assistant_metrics import AssistantMetrics
+from plait.service.errors import Conflict, Invalid, NotFound, ServiceError
+from plait.service.runs.secrets import RunSecrets
+from plait.store import Store
+
+log = logging.getLogger("plait.assistant")
+
+ASSISTANT_ENV = "PLAIT_ASSISTANT"
+SESSION_PREFIX = "agentic_"  # what the panel's session ids start with (spec B3); not required
+MAX_SESSION_ID = 128
+MAX_INPUT_CHARS = 50_000
+
+
+def assistant_enabled_from_env() -> bool:
+    """`PLAIT_ASSISTANT`: on (default) or off."""
+    value = (os.environ.get(ASSISTANT_ENV) or "on").strip().lower()
+    if value in ("on", "1", "true", "yes"):
+        return True
+    if value in ("off", "0", "false", "no"):
+        return False
+    raise ValueError(f"{ASSISTANT_ENV} must be on or off, not {value!r}")
+
+
+class AssistantOff(NotFound):
+    code = "assistant_off"
+
+
+class SetupRequired(ServiceError):
+    """The caller's model configuration cannot serve the request (no provider, no key...)."""
+
+    status = 400
+    code = "assistant_not_configured"
+
+
+class AssistantFailed(ServiceError):
+    """The turn ended in an error (the model provider failed...): the friendly message."""
+
+    status = 502
+    code = "assistant_failed"
+
+
+@dataclass(slots=True)
+class TurnInput:
+    """A message to the assistant, as the routes received it."""
+
+    flow_id: str
+    input_value: str
+    session_id: str | None = None
+    provider: str | None = None
+    model_name: str | None = None
+    max_retries: int | None = None
+
+
+class AssistantService:
+    def __init__(self, store: Store, access: AccessService, *, enabled: bool | None = None) -> None:
+        self.store = store
+        self.access = access
+        self.enabled = assistant_enabled_from_env() if enabled is None else enabled
+        self.metrics = AssistantMetrics()
+        self.secrets = RunSecrets(store.variables)
+        self.components = AssistantComponents(store, on_refused=self.metrics.component_refused)
+        self.assistant = Assistant(
+            memory=ConversationBuffer(), components=self.components, telemetry=self.metrics
+        )
+        self.scripted = ScriptedProviders()
+        self._active: set[tuple[str, str]] = set()
+
+    # ------------------------------------------------------------------------------ use cases
+    async def stream(self, who: Principal, body: TurnInput) -> AsyncGenerator[AssistantEvent, None]:
+        """The turn's events. Checks (flow access, model configuration, one turn per session)
+        happen before the first event, so their errors are plain HTTP errors."""
+        request, models = await self._prepare(who, body)
+        key = (who.user_id, request.session_id)
+        if key in self._active:
+            raise Conflict(
+                "a reply is still streaming in this session: wait for it to finish (or stop it), "
+                "then send the next message"
+            )
+        self._active.add(key)
+        return self._events(key, request, models)
+
+    async def _events(
+        self, key: tuple[str, str], request: AssistantRequest, models: TurnModels
+    ) -> AsyncGenerator[AssistantEvent, None]:
+        try:
+            async with aclosing(self.assistant.stream(request, models)) as events:
+                async for event in events:
+                    yield event
+        finally:
+            self._active.discard(key)
+
+    async def reply(self, who: Principal, body: TurnInput) -> dict[str, Any]:
+        """The non-streaming turn: the `complete` data, or the turn's error as a 502."""
+        async for event in await self.stream(who, body):
+            if isinstance(event, Complete):
+                return event.data
+            if isinstance(event, Error):
+                raise AssistantFailed(event.message)
+        raise AssistantFailed("the assistant stopped without an answer")
+
+    async def config(self, who: Principal) -> dict[str, Any]:
+        """The providers the caller can use, with their models and the default choice."""
+        self._check_enabled()
+        secret = await self._secret_lookup(who.user_id)
+        return assistant_config(secret, scripted_available=self._script(secret) is not None)
+
+    async def reset(self, who: Principal, session_id: str | None) -> dict[str, Any]:
+        """Forget the session's conversation, scripted replay and registered components (all the
+        caller's assistant components when no session is named)."""
+        self._check_enabled()
+        if session_id is not None:
+            session_id = self._session_id(session_id)
+            self.assistant.memory.clear(who.user_id, session_id)
+            self.scripted.drop(who.user_id, session_id)
+        cleared = await self.components.clear(who.user_id, session_id)
+        self.metrics.session_reset(cleared)
+        log.info(
+            "assistant.session.reset user_id=%s session_id=%s components_cleared=%d",
+            who.user_id,
+            session_id,
+            cleared,
+        )
+        return {"status": "ok", "components_cleared": cleared, "session_id": session_id}
+
+    # ------------------------------------------------------------------------------- helpers
+    def _check_enabled(self) -> None:
+        if not self.enabled:
+            raise AssistantOff(f"the assistant is turned off on this server ({ASSISTANT_ENV}=off)")
+
+    async def _prepare(self, who: Principal, body: TurnInput) -> tuple[AssistantRequest, TurnModels]:
+        self._check_enabled()
+        if not body.input_value or not body.input_value.strip():
+            raise Invalid("input_value is empty: write a message", code="invalid_input")
+        if len(body.input_value) > MAX_INPUT_CHARS:
+            raise Invalid(
+                f"input_value is {len(body.input_value)} characters long; the limit is {MAX_INPUT_CHARS}",
+                code="invalid_input",
+            )
+        flow = await self.access.flow(who, body.flow_id, Access.VIEW)
+        session_id = self._session_id(body.session_id or f"{SESSION_PREFIX}{uuid.uuid4().hex}")
+        secret = await self._secret_lookup(who.user_id)
+        script = self._script(secret)
+        scripted = self.scripted.get(who.user_id, session_id, script) if script is not None else None
+        try:
+            choice = choose_model(body.provider, body.model_name, secret, scripted=scripted)
+        except AssistantSetupError as exc:
+            raise SetupRequired(exc.message, hint=exc.hint) from exc
+        available = [
+            (info.name, [m["name"] for m in info.models])
+            for info in provider_infos(secret, scripted_available=False)
+            if info.configured
+        ]
+        request = AssistantRequest(
+            input_value=body.input_value,
+            session_id=session_id,
+            flow_id=flow.id,
+            user_id=who.user_id,
+            flow=flow.draft,
+            max_attempts=body.max_retries or DEFAULT_MAX_ATTEMPTS,
+            available_models=available,
+        )
+        return request, TurnModels(choice, self.metrics, who.user_id, session_id)
+
+    def _script(self, secret: SecretLookup) -> list[Any] | None:
+        try:
+            return load_script(secret)
+        except AssistantSetupError as exc:
+            raise SetupRequired(exc.message, hint=exc.hint) from exc
+
+    @staticmethod
+    def _session_id(session_id: str) -> str:
+        if len(session_id) > MAX_SESSION_ID or not session_id.isprintable():
+            raise Invalid(
+                f"session_id must be at most {MAX_SESSION_ID} printable characters", code="invalid_input"
+            )
+        return session_id
+
+    async def _secret_lookup(self, user_id: str | None) -> SecretLookup:
+        """Names resolve in the caller's variables, then the deployment's, then (model keys and
+        endpoints only) the operator's environment: what a run of this user would read."""
+        values, _mask = await self.secrets.for_run(user_id)
+        return partial(lookup_secret, values)
