@@ -619,3 +619,62 @@ async def test_a_client_that_disconnects_cancels_the_turn(
     assert (who.user_id, "agentic_c") not in services.assistant._active
     assert services.assistant.assistant.memory.recent(who.user_id, "agentic_c") == []
     assert len(provider.requests) == 1  # the answer was never asked for
+
+
+async def test_m_s60_a_generated_component_runs_as_a_component_node(
+    client: httpx.AsyncClient, flow_id: str, script: Any
+) -> None:
+    """The component the assistant validated is the user's: a flow of theirs runs it."""
+    script([intent("generate_component"), {"content": fenced(SUM)}])
+    assert complete(await ask(client, flow_id, "make a sum component"))["validated"] is True
+    doc = {
+        "schema": "plait/flow@1",
+        "id": "adds",
+        "inputs": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}},
+        "nodes": [
+            {"id": "start", "type": "start"},
+            {
+                "id": "sum",
+                "type": "component",
+                "config": {"component": "SumNumbers", "inputs": {"a": "{{inputs.a}}", "b": "{{inputs.b}}"}},
+            },
+            {"id": "out", "type": "output", "config": {"name": "total", "value": "{{sum.total}}"}},
+        ],
+        "edges": [{"source": "start", "target": "sum"}, {"source": "sum", "target": "out"}],
+    }
+    assert (await client.post("/api/v1/flows", json={"document": doc})).status_code == 201
+    r = await client.post(
+        "/api/v1/flows/adds/runs", json={"inputs": {"a": 2, "b": 3}}, params={"version": "draft"}
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["status"] == "completed" and r.json()["outputs"] == {"total": 5}
+
+
+async def test_m_s43_a_failed_turn_is_not_remembered(
+    client: httpx.AsyncClient, app: Any, flow_id: str, script: Any
+) -> None:
+    script([intent("question", "u1"), {"error": "unavailable"}, intent("question", "u2"), {"content": "a2"}])
+    events = await ask(client, flow_id, "u1")
+    assert events[-1]["event"] == "error"
+    complete(await ask(client, flow_id, "u2"))
+    last = provider_requests(app, await me(client))[-1].messages[-1].content
+    assert "Conversation history" not in last and "u1" not in last
+
+
+async def test_the_worked_example_of_docs_assistant_md(client: httpx.AsyncClient, script: Any) -> None:
+    """docs/assistant.md's script, message by message, as the page says."""
+    page = (Path(__file__).parents[2] / "docs" / "assistant.md").read_text()
+    block = page.split("conversation of three turns (`script.json`):\n\n```json\n", 1)[1].split("```\n", 1)[0]
+    script(json.loads(block))
+    r = await client.post("/api/v1/flows", json={"document": linear_flow("support-triage", 1)})
+    assert r.status_code == 201, r.text
+    weather = complete(
+        await ask(client, "support-triage", "what is the weather in Paris", session="agentic_demo")
+    )
+    assert weather["intent"] == "off_topic" and weather["result"] == OFF_TOPIC_REFUSAL
+    events = await ask(client, "support-triage", "what is a flow?", session="agentic_demo")
+    assert tokens(events).startswith("A flow is a graph of nodes")
+    data = complete(
+        await ask(client, "support-triage", "make a component that adds two numbers", session="agentic_demo")
+    )
+    assert data["validated"] is True and data["class_name"] == "SumNumbers"
