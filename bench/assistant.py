@@ -53,17 +53,14 @@ class SumNumbers(Component):
         return {"total": a + b}
 """
 ANSWER = " ".join(f"word{i}" for i in range(200))
+# Each turn has a session of its own, so each starts a fresh copy of the script: the first
+# matching step classifies, the second answers (or writes the component).
 SCRIPT = [
-    {"match": "weather", "json": {"translation": "weather", "intent": "off_topic"}, "repeat": True},
-    {"match": "question", "json": {"translation": "question", "intent": "question"}, "repeat": True},
-    {
-        "match": "component",
-        "json": {"translation": "component", "intent": "generate_component"},
-        "repeat": True,
-    },
-    {"match": "Conversation history", "content": ANSWER, "repeat": True},
-    {"match": "Canvas reference", "content": ANSWER, "repeat": True},
-    {"content": f"```python\n{SUM}```", "repeat": True},
+    {"match": "weather", "json": {"translation": "weather", "intent": "off_topic"}},
+    {"match": "question", "json": {"translation": "question", "intent": "question"}},
+    {"match": "question", "content": ANSWER},
+    {"match": "component", "json": {"translation": "component", "intent": "generate_component"}},
+    {"match": "component", "content": f"```python\n{SUM}```"},
 ]
 FLOW = {
     "schema": "plait/flow@1",
@@ -147,6 +144,8 @@ async def run(turns: int, warmup: int) -> dict[str, Any]:
                         last = event
                     total = time.perf_counter() - start
                     assert last is not None and last.kind == "complete", last
+                    assert name != "component" or last.data["validated"], last.data
+                    assert name != "question" or last.data["result"] == ANSWER, last.data
                     if i >= warmup:
                         first.append(((first_at or start) - start) * 1000)
                         overhead.append((total - timer.outside) * 1000)
