@@ -25,6 +25,7 @@ from plait.llm.base import ChatRequest, Message, ProviderError, ToolCall, ToolSp
 from plait.llm.chat import chat_with, resolve
 from plait.llm.scripted import ScriptedProvider
 from plait.nodes.base import InterruptRequest, Node, NodeContext, NodeError, NodeResult
+from plait.nodes.builtin.component_tools import component_tool, is_component_ref
 from plait.nodes.llm_errors import as_node_error
 from plait.spec.model_settings import ModelSettings
 from plait.tools.base import Tool, ToolError
@@ -53,7 +54,10 @@ class AgentSettings(ModelSettings):
     tools: list[str] = Field(
         default_factory=list,
         title="Tools",
-        description="Tool names (web_search, http_request...), mcp:<server> or mcp:<server>/<tool>.",
+        description=(
+            "Tool names (web_search, http_request...), mcp:<server>, mcp:<server>/<tool>, or "
+            "component:<Name> (a registered component, run in the sandbox)."
+        ),
     )
     flows: list[FlowToolConfig] = Field(
         default_factory=list, title="Flows as tools", description="Published flows the agent may run."
@@ -310,7 +314,10 @@ class AgentNode(Node[AgentConfig]):
 async def _offered_tools(ctx: NodeContext, cfg: AgentSettings) -> _Offered:
     offered = _Offered()
     try:
-        tools = await resolve_tools(ctx, cfg.tools)
+        tools = await resolve_tools(ctx, [r for r in cfg.tools if not is_component_ref(r)])
+        for ref in cfg.tools:
+            if is_component_ref(ref):
+                tools.append(await component_tool(ctx, ref))
     except ToolError as exc:
         raise NodeError(exc.message, hint=exc.hint, retryable=exc.fatal) from exc
     for tool in tools:
