@@ -678,3 +678,57 @@ async def test_the_worked_example_of_docs_assistant_md(client: httpx.AsyncClient
         await ask(client, "support-triage", "make a component that adds two numbers", session="agentic_demo")
     )
     assert data["validated"] is True and data["class_name"] == "SumNumbers"
+
+
+async def test_m_s44_only_the_last_ten_turns_are_remembered(
+    client: httpx.AsyncClient, app: Any, flow_id: str, script: Any
+) -> None:
+    steps_: list[Any] = []
+    for n in range(14):
+        steps_ += [intent("question", f"q{n}", match=f"q{n}"), {"content": f"answer number {n}"}]
+    script(steps_)
+    for n in range(14):
+        complete(await ask(client, flow_id, f"q{n}"))
+    last = provider_requests(app, await me(client))[-1].messages[-1].content
+    history = last.split("[End of conversation history]")[0]
+    assert history.count("User: q") == 10  # the 13 earlier turns, the oldest 3 dropped
+    assert "User: q3\n" in history and "User: q2\n" not in history and "User: q12\n" in history
+
+
+def _class_named(name: str) -> str:
+    return SUM.replace("class SumNumbers(Component):", f"class {name}(Component):")
+
+
+async def test_m_s67_class_names_over_64_characters_are_refused_then_fixed(
+    client: httpx.AsyncClient, flow_id: str, script: Any
+) -> None:
+    long_name, exact = "S" + "x" * 64, "S" + "x" * 63
+    script(
+        [
+            intent("generate_component"),
+            {"content": fenced(_class_named(long_name))},
+            {"content": fenced(_class_named(exact))},
+        ]
+    )
+    events = await ask(client, flow_id, "make a sum component")
+    failed = next(e for e in events if e["event"] == "progress" and e["step"] == "validation_failed")
+    assert "65" in failed["error"] and "64" in failed["error"]
+    data = complete(events)
+    assert data["validated"] is True and data["class_name"] == exact and data["validation_attempts"] == 2
+
+
+async def test_m_t56_another_user_never_sees_the_components_the_assistant_made(
+    client: httpx.AsyncClient, flow_id: str, script: Any
+) -> None:
+    script([intent("generate_component"), {"content": fenced(SUM)}])
+    complete(await ask(client, flow_id, "make a sum component"))
+    r = await client.post("/api/v1/users", json={"email": "bea@example.com", "role": "editor"})
+    key = (await client.post(f"/api/v1/users/{r.json()['id']}/api-keys", json={"name": "b"})).json()["key"]
+    listed = (await client.get("/api/v1/components", headers={"x-api-key": key})).json()
+    assert listed == []
+    # M-S73: bea's reset cannot touch the owner's components
+    r = await client.post(
+        "/api/v1/assistant/sessions/reset", params={"session_id": "agentic_s1"}, headers={"x-api-key": key}
+    )
+    assert r.json()["components_cleared"] == 0
+    assert "SumNumbers" in [c["name"] for c in (await client.get("/api/v1/components")).json()]
