@@ -18,6 +18,11 @@ OFF_TOPIC_REFUSAL = (
     "building, changing and running flows. Could you ask me something about your plait flows?"
 )
 
+BLOCKED_REFUSAL = (
+    "I can't act on that request: it asks me to set aside how I work. I'm glad to help with plait "
+    "itself: questions, custom components, and your flows."
+)
+
 GENERATION_FAILED = (
     "The selected model could not produce a valid component. Try again, rephrase the request, or "
     "pick a more capable model."

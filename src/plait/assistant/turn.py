@@ -30,7 +30,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from plait.assistant import codegen, intent, prompts, texts
+from plait.assistant import codegen, guard, intent, prompts, texts
 from plait.assistant.events import AssistantEvent, Cancelled, Complete, Error, Progress, Token
 from plait.assistant.memory import ConversationBuffer
 from plait.assistant.models import TurnModels, friendly_error
@@ -158,9 +158,10 @@ class Assistant:
             await self._route(state, models, emit)
             await emit(Complete(self._complete_data(state, models)))
             outcome = "complete"
-            await self.memory.push(
-                request.user_id, request.session_id, request.input_value, state.result_text
-            )
+            if state.intent != "blocked":  # a refused takeover attempt is not quoted back later
+                await self.memory.push(
+                    request.user_id, request.session_id, request.input_value, state.result_text
+                )
             log.info(
                 "assistant.request.completed duration_ms=%d validated=%s attempts=%s",
                 self._elapsed(state) * 1000,
@@ -186,6 +187,15 @@ class Assistant:
     async def _route(self, state: TurnState, models: TurnModels, emit: EventSink) -> None:
         request = state.request
         text = request.input_value
+        reason = guard.blocked(text)
+        if reason is not None:  # refused before any model call
+            log.warning("assistant.input.blocked reason=%s session_id=%s", reason, request.session_id)
+            state.intent = "blocked"
+            self.telemetry.request("blocked", models.choice.provider_name)
+            state.result_text = texts.BLOCKED_REFUSAL
+            await emit(Token(texts.BLOCKED_REFUSAL))
+            state.data = {"result": texts.BLOCKED_REFUSAL, "blocked": reason}
+            return
         found = intent.shortcut(text)
         if found is None:
             found = await intent.classify(text, models, timeout_s=self.intent_timeout_s)

@@ -27,6 +27,7 @@ from functools import partial
 from typing import Any
 
 from plait.assistant.events import AssistantEvent, Complete, Error
+from plait.assistant.guard import normalize
 from plait.assistant.memory import ConversationBuffer
 from plait.assistant.models import (
     AssistantSetupError,
@@ -173,7 +174,8 @@ class AssistantService:
 
     async def _prepare(self, who: Principal, body: TurnInput) -> tuple[AssistantRequest, TurnModels]:
         self._check_enabled()
-        if not body.input_value or not body.input_value.strip():
+        body.input_value = normalize(body.input_value or "")
+        if not body.input_value:
             raise Invalid("input_value is empty: write a message", code="invalid_input")
         if len(body.input_value) > MAX_INPUT_CHARS:
             raise Invalid(
