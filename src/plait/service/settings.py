@@ -52,6 +52,9 @@ class Settings:
     # when it renews their leases (every lease_ttl/3).
     cancel_poll_s: float = 0.5
     sse_heartbeat_s: float = 15.0  # PLAIT_SSE_HEARTBEAT_S
+    # PLAIT_TRIGGER_FIRES_RETENTION_DAYS: the schedulers delete trigger firings older than this
+    # (a trigger's newest one and those of unfinished runs stay: see TriggerFireRepo.prune); 0: never.
+    trigger_fires_retention_days: float = 30.0
     import_examples: bool = False  # PLAIT_IMPORT_EXAMPLES: import examples_dir when no flow exists
     examples_dir: Path | None = None  # PLAIT_EXAMPLES_DIR
     require_auth: bool = True  # False: every request acts as the local admin (tests, embedding)
@@ -74,6 +77,7 @@ class Settings:
             sweep_interval_s=_float("PLAIT_SWEEP_INTERVAL_S", 1.0),
             cancel_poll_s=_float("PLAIT_CANCEL_POLL_S", 0.5),
             sse_heartbeat_s=_float("PLAIT_SSE_HEARTBEAT_S", 15.0),
+            trigger_fires_retention_days=_float("PLAIT_TRIGGER_FIRES_RETENTION_DAYS", 30.0),
             import_examples=_bool("PLAIT_IMPORT_EXAMPLES", False),
             examples_dir=Path(examples) if examples else None,
             secure_cookies=_bool("PLAIT_SECURE_COOKIES", False),

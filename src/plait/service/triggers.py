@@ -14,6 +14,9 @@ than `grace_s`), `skip` fires nothing for the ticks it missed and waits for the 
 skipped while a run this trigger started is still queued, running or waiting; `allow` starts it
 anyway.
 
+Firings older than PLAIT_TRIGGER_FIRES_RETENTION_DAYS (30) are pruned by the scheduler loop, in
+batches, about once an hour (`prune_fires`); the rows that still guard a tick or an active run stay.
+
 The clock is injectable (`clock`, or `tick(now)`): tests freeze it and run several schedulers over
 one database.
 """
@@ -48,6 +51,12 @@ UTC_ZONE = ZoneInfo("UTC")
 
 KINDS = ("schedule", "webhook")
 POLL_S = 1.0  # how often a scheduler looks for due schedules
+PRUNE_EVERY_S = 3600.0  # how often a scheduler prunes old firings (and once at start)
+PRUNE_BATCH = 1000  # firings deleted per statement (short transactions, no long lock)
+DAY_S = 86400.0
+# Firings are kept at least this long whatever the setting: longer than a signature may be old
+# (WebhookConfig.tolerance_s, at most an hour), so a pruned delivery cannot be replayed.
+MIN_RETENTION_S = 2 * 3600.0
 SIGNATURE_HEADER = "x-plait-signature"
 SECRET_HEADER = "x-plait-secret"
 IDEMPOTENCY_HEADER = "idempotency-key"
@@ -227,7 +236,10 @@ class TriggerService:
         self.runs = runs
         self.clock = clock
         self.poll_s = poll_s
+        days = runs.settings.trigger_fires_retention_days
+        self.retention_s = max(days * DAY_S, MIN_RETENTION_S) if days > 0 else 0.0  # 0: never prune
         self._task: asyncio.Task[None] | None = None
+        self._next_prune = 0.0  # time.monotonic() of the next prune
         self._versions_seen = 0  # the last flow version whose declared schedules were synced
 
     # ------------------------------------------------------------------ management
@@ -427,11 +439,31 @@ class TriggerService:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
 
+    async def prune_fires(self, now: float | None = None) -> int:
+        """Delete the firings older than the retention that guard nothing any more, a batch at
+        a time (see TriggerFireRepo.prune). Returns how many were deleted."""
+        if self.retention_s <= 0:
+            return 0
+        before = (self.clock() if now is None else now) - self.retention_s
+        total = 0
+        while True:
+            deleted = await self.store.trigger_fires.prune(before, batch=PRUNE_BATCH)
+            total += deleted
+            if deleted < PRUNE_BATCH:
+                break
+            await asyncio.sleep(0)  # let the server's other work in between batches
+        if total:
+            log.info("pruned %d trigger firing(s) older than %.0f day(s)", total, self.retention_s / DAY_S)
+        return total
+
     async def _loop(self) -> None:
         while True:
             try:
                 await self.sync_declared()
                 await self.tick()
+                if time.monotonic() >= self._next_prune:
+                    self._next_prune = time.monotonic() + PRUNE_EVERY_S
+                    await self.prune_fires()
             except asyncio.CancelledError:
                 raise
             except Exception:  # noqa: BLE001 - the database may be briefly away; try again

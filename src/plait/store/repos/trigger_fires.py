@@ -4,6 +4,11 @@
 scheduler that sees a schedule tick, and every request that carries a signed webhook delivery,
 INSERTs the same key; the database lets one INSERT through and the others conflict. The winner
 starts the run and records it on the row (`finish`). Nothing here needs a lock or a leader.
+
+Old rows are pruned (`prune`) in batches, but never one that still guards something: a trigger's
+newest row stays (its tick's window may still be open: only a later tick closes it, and a lagging
+scheduler could otherwise fire that tick again), and so does a row whose run has not finished
+(the overlap policy looks for the trigger's active runs through these rows).
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, exists, func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from plait.engine.status import TERMINAL_RUN_STATUSES
@@ -85,6 +90,30 @@ class TriggerFireRepo(Repo):
             stmt = stmt.where(TriggerFire.status == status)
         async with self.sessionmaker() as session:
             return int((await session.execute(stmt)).scalar_one())
+
+    async def prune(self, before: float, *, batch: int = 1000) -> int:
+        """Delete up to `batch` firings older than `before` (`fire_at`) that guard nothing any
+        more: a newer firing of the same trigger exists, and the run it started (if any) has
+        finished. Returns how many were deleted (call again while it returns `batch`)."""
+        f = fires_table
+        newer = fires_table.alias("newer")
+        active = runs_table.alias("active")
+        stale = (
+            select(f.c.id)
+            .where(
+                f.c.fire_at < before,
+                exists().where(newer.c.trigger_id == f.c.trigger_id, newer.c.fire_at > f.c.fire_at),
+                ~exists().where(
+                    active.c.id == f.c.run_id,
+                    active.c.status.not_in([str(s) for s in TERMINAL_RUN_STATUSES]),
+                ),
+            )
+            .limit(batch)
+        )
+        ids = [int(i) for i in await self._all(stale)]
+        if not ids:
+            return 0
+        return await self._write(delete(fires_table).where(fires_table.c.id.in_(ids)))
 
     async def mark_run(self, run_id: str, trigger_id: str) -> None:
         """Record on the run which trigger started it (`runs.trigger_id`)."""
