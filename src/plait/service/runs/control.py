@@ -130,6 +130,35 @@ class RunControl:
         )
         return run_id, task
 
+    async def start_document(
+        self,
+        flow_id: str,
+        document: dict[str, Any],
+        inputs: dict[str, Any] | None,
+        *,
+        owner_id: str | None,
+    ) -> tuple[str, asyncio.Task[RunResult | None]]:
+        """Start a run of `document`, a version of `flow_id` nobody saved (the assistant's working
+        flow), as a draft run of that flow: the run keeps the document, shows in the flow's run
+        history and streams like any run. The caller has checked that `owner_id` may run the flow."""
+        if inputs is not None and not isinstance(inputs, dict):
+            raise Invalid("inputs must be a JSON object")
+        flow = self.flows.compile(flow_id, document)
+        data = validate_inputs(flow, inputs)
+        run_id = uuid.uuid4().hex
+        task = await self._create_and_launch(
+            run_id,
+            flow_id,
+            flow,
+            Start(data),
+            inputs=data,
+            version=None,
+            document=document,
+            variables=flow.doc.variables,
+            owner_id=owner_id,
+        )
+        return run_id, task
+
     async def run_sync(
         self,
         flow_id: str,

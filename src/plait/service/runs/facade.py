@@ -119,6 +119,11 @@ class RunService:
     ) -> tuple[str, asyncio.Task[RunResult | None]]:
         return await self.control.start(flow_id, inputs, version=version, owner_id=owner_id)
 
+    async def start_document(
+        self, flow_id: str, document: dict[str, Any], inputs: dict[str, Any] | None, *, owner_id: str | None
+    ) -> tuple[str, asyncio.Task[RunResult | None]]:
+        return await self.control.start_document(flow_id, document, inputs, owner_id=owner_id)
+
     async def run_sync(
         self,
         flow_id: str,
