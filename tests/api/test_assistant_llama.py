@@ -77,3 +77,56 @@ async def test_a_classifier_reply_that_is_not_json_falls_back_to_question(
     # temperature 0: the model's reply is the same on every run, and it is not JSON
     assert "assistant.intent.unparsed" in caplog.text and "source=fallback" in classified
     assert data["intent"] == "question" and data["result"].strip()
+
+
+def test_a_real_server_streams_tokens_as_they_come_and_a_disconnect_ends_the_turn(
+    tmp_path: Any, llama_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`plait serve` in its own process: the answer's tokens reach the client while the model is
+    still writing (not in one block at the end), and a client that goes away ends the turn: the
+    session takes the next message at once instead of answering 409."""
+    import time
+
+    from .conftest import linear_flow as flow
+    from .test_server import Server
+
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "PLAIT_ASSISTANT_SCRIPT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", llama_server)
+    monkeypatch.setenv("OPENAI_MODEL", "smollm2")
+    monkeypatch.setenv("PLAIT_ASSISTANT_ANSWER_MAX_TOKENS", "96")
+    server = Server(tmp_path).start()
+    try:
+        with server.client() as c:
+            assert c.post("/api/v1/flows", json={"document": flow("real", 1)}).status_code == 201
+            body = {
+                "flow_id": "real",
+                "input_value": "Write one sentence about the sea, in plain prose.",
+                "session_id": "agentic_real",
+            }
+            arrivals: list[tuple[float, str]] = []
+            with c.stream("POST", "/api/v1/assistant/stream", json=body, timeout=300) as r:
+                assert r.status_code == 200
+                for line in r.iter_lines():
+                    if line.startswith("event: "):
+                        arrivals.append((time.monotonic(), line[7:]))
+            names = [n for _, n in arrivals]
+            assert names[-1] == "complete" and names.count("token") > 3, names
+            first_token = next(t for t, n in arrivals if n == "token")
+            assert arrivals[-1][0] - first_token > 0.05  # streamed over time, not flushed at the end
+
+            with c.stream("POST", "/api/v1/assistant/stream", json=body, timeout=300) as r:
+                for line in r.iter_lines():
+                    if line == "event: token":
+                        break  # the client goes away mid-answer
+            deadline = time.monotonic() + 10
+            while True:
+                r = c.post("/api/v1/assistant/stream", json={**body, "input_value": "hi"}, timeout=300)
+                if r.status_code != 409 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
+            assert r.status_code == 200, r.text
+            metrics = c.get("/metrics").text
+            assert "assistant_cancellations_total 1.0" in metrics  # the server cancelled the turn
+    finally:
+        server.stop()

@@ -56,6 +56,20 @@ MAX_SESSION_ID = 128
 MAX_INPUT_CHARS = 50_000
 
 
+ANSWER_TOKENS_ENV = "PLAIT_ASSISTANT_ANSWER_MAX_TOKENS"
+
+
+def _positive_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    try:
+        value = int(raw) if raw else default
+    except ValueError as exc:
+        raise ValueError(f"{name} must be a whole number, not {raw!r}") from exc
+    if value < 1:
+        raise ValueError(f"{name} must be 1 or more, not {value}")
+    return value
+
+
 def assistant_enabled_from_env() -> bool:
     """`PLAIT_ASSISTANT`: on (default) or off."""
     value = (os.environ.get(ASSISTANT_ENV) or "on").strip().lower()
@@ -105,7 +119,10 @@ class AssistantService:
         self.secrets = RunSecrets(store.variables)
         self.components = AssistantComponents(store, on_refused=self.metrics.component_refused)
         self.assistant = Assistant(
-            memory=ConversationBuffer(), components=self.components, telemetry=self.metrics
+            memory=ConversationBuffer(),
+            components=self.components,
+            telemetry=self.metrics,
+            answer_max_tokens=_positive_int(ANSWER_TOKENS_ENV, 2048),
         )
         self.scripted = ScriptedProviders()
         self._active: set[tuple[str, str]] = set()
