@@ -745,3 +745,16 @@ async def test_a_s28_a_takeover_attempt_is_refused_without_a_model_call(
     )
     assert data["intent"] == "blocked" and data["usage"]["total_tokens"] == 0
     assert provider_requests(app, await me(client)) == []
+
+
+async def test_the_non_streaming_route_answers_a_failed_turn_with_502(
+    client: httpx.AsyncClient, flow_id: str, script: Any
+) -> None:
+    script([intent("question"), {"error": "rate_limit"}])
+    body = {"flow_id": flow_id, "input_value": "what is a flow?", "provider": "scripted", "session_id": "n"}
+    r = await client.post("/api/v1/assistant", json=body)
+    assert r.status_code == 502
+    assert (
+        r.json()["error"]["code"] == "assistant_failed"
+        and "rate limit" in r.json()["error"]["message"].lower()
+    )
