@@ -35,7 +35,7 @@ from plait.nodes.registry import NodeRegistry, default_registry
 
 COMPONENT_TYPE = "component"
 COMPONENT_PREFIX = "component:"
-MAX_SEARCH_RESULTS = 25
+MAX_SEARCH_RESULTS = 50
 # Words a search query carries that say nothing about which entry is meant.
 STOP_WORDS = frozenset(
     {
@@ -143,8 +143,8 @@ class ComponentCatalog(Protocol):
         ...
 
     def search(self, query: str | None = None) -> list[ComponentInfo]:
-        """Entries matching `query` (every word, in name, title, description or category), best
-        first; everything with no query."""
+        """Entries matching `query` (any of its words, in name, title, description or category),
+        best first; everything with no query, the user's components first."""
         ...
 
     def user_component(self, class_name: str) -> ComponentInfo | None:
@@ -293,7 +293,8 @@ class RegistryCatalog:
         return self._user.get(class_name)
 
     def search(self, query: str | None = None) -> list[ComponentInfo]:
-        entries = [*self._builtin.values(), *self._user.values()]
+        # The user's own components first: they are what the user most likely means.
+        entries = [*self._user.values(), *self._builtin.values()]
         words = [w for w in (query or "").lower().split() if w]
         meaningful = [w for w in words if w not in STOP_WORDS]
         words = meaningful or words
