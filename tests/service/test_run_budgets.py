@@ -77,8 +77,11 @@ async def test_a_recursion_bomb_stops_at_the_execution_limit(settings: Settings)
         assert row.status == "failed"
         assert f"the run reached its limit of {limit} node executions" in row.error
         assert "PLAIT_MAX_NODE_EXECUTIONS" in row.error
-        runs = await s.store.runs.list_runs(limit=1000)
-        assert [r.id for r in runs] == [run_id]  # sub-flow children are not runs of their own
+        runs = await s.store.runs.list_runs(top_level=True, limit=1000)
+        assert [r.id for r in runs] == [run_id]  # sub-flow children are runs of their own, below it
+        children = await s.store.runs.list_runs(parent_run_id=run_id, limit=1000)
+        assert {c.id for c in children} <= {f"{run_id}.left", f"{run_id}.right"} and children
+        assert all(c.status in ("failed", "cancelled") for c in children)
         events = await s.store.events.list_events(run_id)
         starts = [e for e in events if e.type == "node_started"]
         assert limit <= len(starts) <= 2 * limit  # bounded: the limit, and the starts it refused

@@ -114,6 +114,9 @@ class RunSummary(BaseModel):
     trigger_id: str | None = Field(None, description="The trigger (schedule, webhook) that started the run.")
     duration_ms: float | None = Field(None, description="finished_at - started_at, once the run stopped.")
     tokens: int | None = Field(None, description="Total LLM tokens (usage.total_tokens).")
+    parent_run_id: str | None = Field(
+        None, description="For a sub-flow's child run: the run whose subflow node started it."
+    )
 
 
 class RunDetail(RunSummary):
@@ -123,6 +126,9 @@ class RunDetail(RunSummary):
     tasks: list[dict[str, Any]]
     last_seq: int
     executing_here: bool
+    children: list[RunSummary] = Field(
+        default_factory=list, description="The runs its subflow nodes started, newest first."
+    )
 
 
 class TaskOut(BaseModel):

@@ -26,6 +26,7 @@ from typing import Any
 from plait.engine import events as ev
 from plait.engine.cancel import CancelSource, LocalCancels
 from plait.engine.checkpoint import Checkpoint, Checkpointer, InMemoryCheckpointer
+from plait.engine.children import find_child, let_go
 from plait.engine.errors import ResumeError, RunInputError, RunNotFoundError
 from plait.engine.events import Event, EventSink
 from plait.engine.flow import Flow, FlowLike, PlanCache, load_flow, validate_inputs
@@ -157,7 +158,11 @@ async def _checkpoint(checkpointer: Checkpointer, run_id: str) -> Checkpoint:
 
 
 async def _restored(flow: Flow, run_id: str, checkpointer: Checkpointer, **options: Any) -> Runner:
-    cp = await _checkpoint(checkpointer, run_id)
+    return _restored_from(flow, await _checkpoint(checkpointer, run_id), checkpointer, **options)
+
+
+def _restored_from(flow: Flow, cp: Checkpoint, checkpointer: Checkpointer, **options: Any) -> Runner:
+    run_id = cp.run.run_id
     runner = _runner(
         flow,
         run_id,
@@ -167,6 +172,7 @@ async def _restored(flow: Flow, run_id: str, checkpointer: Checkpointer, **optio
         **options,
     )
     runner.created_at = cp.run.created_at
+    runner.parent_run_id = cp.run.parent_run_id
     runner.restore(cp)
     return runner
 
@@ -323,10 +329,12 @@ class SubflowResolver:
 
     Children are found in `flows` (a mapping or an async loader), then as files beside the parent
     flow's file, and run with the parent's services one level deeper (at most
-    `RunLimits.max_subflow_depth` levels; their node executions count with the parent's). Their
-    checkpoints stay in memory: when a child waits for people its state travels in the parent's
-    interrupt (checkpointed with the parent), and the answer brings it back. Documents given as dicts are compiled once
-    per top-level run (`cache`, shared with the children's resolvers).
+    `RunLimits.max_subflow_depth` levels; their node executions count with the parent's). In a
+    checkpointed run a child is a run of its own in the parent's checkpointer, which the subflow
+    node finds again and continues after a crash or an answer (plait.engine.children). Otherwise
+    its checkpoint stays in memory: when it waits for people its state travels in the parent's
+    interrupt (checkpointed with the parent), and the answer brings it back. Documents given as
+    dicts are compiled once per top-level run (`cache`, shared with the children's resolvers).
     """
 
     __slots__ = ("parent", "flows", "env", "cache")
@@ -351,8 +359,6 @@ class SubflowResolver:
         if self.cache is None:
             self.cache = PlanCache(32, registry=self.parent.registry)
         child_flow = await self._find(ref)
-        child_id = f"{call.run_id}.{call.node_id}"
-        memory = InMemoryCheckpointer()
 
         def forward(event: Event) -> None:  # the child's node events, as `sub/<node>` in the parent's log
             if event.data is not None and event.type in _FORWARDED_CHILD_EVENTS:
@@ -368,26 +374,70 @@ class SubflowResolver:
         }
         resume = call.resume
         state = resume.get("subflow") if isinstance(resume, dict) else None
+        if call.checkpointer is not None and call.key is not None and not (state and "checkpoint" in state):
+            return await self._own_run(ref, child_flow, inputs, call, options, state)
+        # In memory (a run without a checkpointer; a child that waited before children had rows).
+        child_id = f"{call.run_id}.{call.node_id}"
+        memory = InMemoryCheckpointer()
+        started: ev.RunStarted | None = None
         if state:
             memory.runs[child_id] = Checkpoint.from_dict(state["checkpoint"])
             child = await _restored(child_flow, child_id, memory, **options)
-            try:
-                await child.deliver_resume(state["node"], resume.get("answer"))
-            except ResumeError as exc:
-                raise NodeError(f"sub-flow {ref!r}: {exc}", retryable=False) from exc
-            result = await _drive(child, child.execute(), None)
+            await _answer(child, ref, state, resume)
         else:
-            try:
-                data = validate_inputs(child_flow, inputs)
-            except RunInputError as exc:
-                raise NodeError(f"sub-flow {ref!r}: {exc}", retryable=False) from exc
-            child = _runner(child_flow, child_id, data, variables=None, checkpointer=memory, **options)
-            result = await _drive(child, child.execute(ev.RunStarted(child_flow.id, data)), None)
-        if result.status == RunStatus.WAITING:
-            raise _child_waiting(ref, result, memory.runs[child_id])
-        if result.status != RunStatus.COMPLETED:
-            raise NodeError(f"sub-flow {ref!r} ended {result.status}: {result.error or ''}".rstrip(": "))
-        return result.outputs
+            child = self._new_child(ref, child_flow, child_id, inputs, memory, options)
+            started = ev.RunStarted(child_flow.id, child.inputs)
+        child.checkpointer = None  # its own children stay in memory too (their state travels with it)
+        result = await _execute_child(child, started, None)
+        return _child_outputs(ref, result, lambda: {"checkpoint": memory.runs[child_id].to_dict()})
+
+    async def _own_run(
+        self,
+        ref: str,
+        child_flow: Flow,
+        inputs: dict[str, Any],
+        call: SubflowCall,
+        options: dict[str, Any],
+        state: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        """The child as a run of its own in the parent's checkpointer (plait.engine.children):
+        answered, continued, or started."""
+        checkpointer, key = call.checkpointer, call.key
+        assert checkpointer is not None and key is not None
+        started: ev.RunStarted | None = None
+        if state:  # answering a person the child waits for
+            cp = await checkpointer.load(str(state["run_id"]), events=False)
+            if cp is None:
+                raise NodeError(f"sub-flow {ref!r}: its run {state['run_id']!r} is gone", retryable=False)
+            child = _restored_from(child_flow, cp, checkpointer, **options)
+            await _answer(child, ref, state, call.resume)
+        else:
+            found = await find_child(checkpointer, call.run_id, key, continuing=call.continuing)
+            if found.done:
+                return found.outputs  # it finished before the parent could record the node's end
+            if found.checkpoint is not None:  # cut short, or waiting: it continues
+                child = _restored_from(child_flow, found.checkpoint, checkpointer, **options)
+            else:
+                child = self._new_child(ref, child_flow, found.run_id, inputs, checkpointer, options)
+                started = ev.RunStarted(child_flow.id, child.inputs)
+        child.parent_run_id = call.run_id
+        result = await _execute_child(child, started, checkpointer)
+        return _child_outputs(ref, result, lambda: {"run_id": child.run_id})
+
+    def _new_child(
+        self,
+        ref: str,
+        child_flow: Flow,
+        child_id: str,
+        inputs: dict[str, Any],
+        checkpointer: Checkpointer,
+        options: dict[str, Any],
+    ) -> Runner:
+        try:
+            data = validate_inputs(child_flow, inputs)
+        except RunInputError as exc:
+            raise NodeError(f"sub-flow {ref!r}: {exc}", retryable=False) from exc
+        return _runner(child_flow, child_id, data, variables=None, checkpointer=checkpointer, **options)
 
     async def _find(self, ref: str) -> Flow:
         parent, flows = self.parent, self.flows
@@ -429,9 +479,43 @@ def _document_id(path: Path) -> str | None:
     return data.get("id") if isinstance(data.get("id"), str) else None
 
 
-def _child_waiting(ref: str, result: RunResult, checkpoint: Checkpoint) -> Exception:
+async def _execute_child(
+    child: Runner, started: ev.RunStarted | None, kept: Checkpointer | None
+) -> RunResult:
+    """Run a child to its end. When the parent stops meanwhile (cancelled, or its process shuts
+    down) the child's node tasks stop with it; a child run of its own (`kept` by that checkpointer)
+    stays as its checkpoint says, for the parent to continue, or for the service to close."""
+    try:
+        return await child.execute(started)
+    except asyncio.CancelledError:
+        child.cancel()
+        if kept is not None:
+            let_go(kept, child.run_id)
+        raise
+
+
+async def _answer(child: Runner, ref: str, state: dict[str, Any], resume: Any) -> None:
+    """Hand the answer for the person it waits for to a restored child."""
+    try:
+        await child.deliver_resume(state["node"], resume.get("answer"))
+    except ResumeError as exc:
+        raise NodeError(f"sub-flow {ref!r}: {exc}", retryable=False) from exc
+
+
+def _child_outputs(ref: str, result: RunResult, where: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """The outputs of a child that completed; what the subflow node raises otherwise. `where`:
+    how the answer finds a waiting child again (its run id, or its state kept in the interrupt)."""
+    if result.status == RunStatus.WAITING:
+        raise _child_waiting(ref, result, where())
+    if result.status != RunStatus.COMPLETED:
+        raise NodeError(f"sub-flow {ref!r} ended {result.status}: {result.error or ''}".rstrip(": "))
+    return result.outputs
+
+
+def _child_waiting(ref: str, result: RunResult, where: dict[str, Any]) -> Exception:
     """What the subflow node raises for a child waiting for people: an interrupt with the child's
-    task as it is, plus `subflow` (the child's waiting node and state) for `SubflowNode.accept_resume`."""
+    task as it is, plus `subflow` (the child's waiting node and where the child is: its `run_id`,
+    or in memory its `checkpoint`) for `SubflowNode.accept_resume`."""
     pending = result.interrupt
     assert pending is not None
     if len(result.interrupts) > 1:
@@ -442,10 +526,7 @@ def _child_waiting(ref: str, result: RunResult, checkpoint: Checkpoint) -> Excep
             retryable=False,
         )
     expires = pending.get("expires_at")
-    payload = {
-        **pending["payload"],
-        "subflow": {"flow": ref, "node": pending["node_id"], "checkpoint": checkpoint.to_dict()},
-    }
+    payload = {**pending["payload"], "subflow": {"flow": ref, "node": pending["node_id"], **where}}
     return InterruptRequest(
         payload,
         kind=pending["kind"],

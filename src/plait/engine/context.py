@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Mapping
 from typing import Any, Protocol
 
 import plait.engine.events as ev
+from plait.engine.checkpoint import Checkpointer
 from plait.engine.journal import EventLog
 from plait.engine.plan import PlanNode
 from plait.engine.services import RunServices, SubflowCall
@@ -53,10 +54,13 @@ class ContextHost(Protocol):
     env: Mapping[str, Any]
     services: RunServices
     journal: EventLog
+    checkpointer: Checkpointer | None
 
     def run_body(
         self, ctx: NodeRunContext, body: str, scope: Scope, index: int | None
     ) -> Awaitable[dict[str, Any]]: ...
+
+    def child_of(self, pn: PlanNode) -> tuple[str, bool] | None: ...
 
 
 def _operator_settings() -> dict[str, str | None]:
@@ -235,7 +239,11 @@ class NodeRunContext:
             raise NodeError(
                 "sub-flows are not available in this run", hint="pass `flows=` or load from a file"
             )
-        call = SubflowCall(self.run_id, self.node_id, self.host.services, self.host.journal.emit, resume)
+        host = self.host
+        call = SubflowCall(self.run_id, self.node_id, host.services, host.journal.emit, resume)
+        home = host.child_of(self.pn)  # a run of its own (plait.engine.children), or in memory
+        if home is not None:
+            call.checkpointer, (call.key, call.continuing) = host.checkpointer, home
         return await resolve(ref, dict(inputs), call)
 
 

@@ -16,7 +16,8 @@ hand-off (`journal`), results (`results`) and the run's services (`services`).
 
 Loop iterations and map items (bodies run through `run_body` with an index) of a checkpointed run
 are recorded as they finish, so a restored loop or map runs only the missing ones
-(`plait.engine.items`).
+(`plait.engine.items`); a sub-flow's child is a run of its own in the same checkpointer, which
+the subflow node continues (`child_of`, `plait.engine.children`).
 """
 
 from __future__ import annotations
@@ -115,6 +116,11 @@ class Runner:
         if checkpointer is not None and self.own_journal is not None:
             self.items = ItemRecords()
         self.item_prefix = ""
+        # Sub-flow children of a checkpointed run are runs of their own in its checkpointer
+        # (plait.engine.children); a child's runner names its parent run.
+        self.checkpointer = checkpointer
+        self.parent_run_id: str | None = None
+        self.reran: set[int] | None = None  # nodes restored cut short and started again (`child_of`)
         self.parent = parent
         limits = self.services.limits
         max_output = limits.max_node_output_bytes
@@ -177,7 +183,9 @@ class Runner:
 
     # ----------------------------------------------------------------- lifecycle
     def record(self) -> RunRecord:
-        return RunRecord(self.run_id, self.flow_id, self.inputs, self.initial_vars, self.created_at)
+        return RunRecord(
+            self.run_id, self.flow_id, self.inputs, self.initial_vars, self.created_at, self.parent_run_id
+        )
 
     async def execute(
         self, started: ev.RunStarted | None = None, reuse: Sequence[NodeDelta] = ()
@@ -299,6 +307,9 @@ class Runner:
         if unfinished and pn.index in unfinished:  # restored: the server stopped it mid-attempt
             attempt = unfinished.pop(pn.index) + 1
             self.journal.emit(ev.NodeRerun(attempt, RERUN_REASON.format(attempt=attempt - 1)), pn.id)
+            if self.reran is None:
+                self.reran = set()
+            self.reran.add(pn.index)
         allowed = self._mark_started(pn, attempt)
         gate = None
         if self.journal.checkpointing:
@@ -406,6 +417,7 @@ class Runner:
             sys=self.sys,
         )
         child.executions = self.executions
+        child.checkpointer = self.checkpointer
         if ident is not None:
             child.items, child.item_prefix = items, ident + "/"
             resumed = None if ctx.resume_value is MISSING else resumed_body(ctx.resume_value, ident)
@@ -448,6 +460,23 @@ class Runner:
             items.put(delta)
             await self.journal.record_item(delta)
         return outputs
+
+    def child_of(self, pn: PlanNode) -> tuple[str, bool] | None:
+        """Where the child run of subflow node `pn` is kept (plait.engine.children): its key in this
+        run and whether the node continues an execution cut short; None when the child is not a run
+        of its own (no checkpointer, or a body run outside a loop iteration or map item)."""
+        if self.checkpointer is None:
+            return None
+        if self.own_journal is not None:  # the run itself: a restored node started again continues
+            reran = self.reran
+            continuing = reran is not None and pn.index in reran
+            if continuing:
+                reran.discard(pn.index)  # (only its first child: a retry or a second visit is new)
+            return pn.id, continuing
+        if not self.item_prefix:
+            return None
+        # A body runs an item again only when the item was not recorded: it continues.
+        return self.item_prefix + pn.id, True
 
     # ----------------------------------------------------------------- the end
     async def _finish(self, status: RunStatus) -> RunResult:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from plait.engine.cancel import CancelSource
+from plait.engine.checkpoint import Checkpointer
 from plait.engine.events import EventData
 from plait.engine.limits import DEFAULT_LIMITS, ExecutionCount, RunLimits
 from plait.llm.base import Provider
@@ -42,6 +43,11 @@ class SubflowCall:
     services: RunServices  # the parent run's services (the child's are one level deeper)
     forward: Callable[[EventData, str], None]  # put a child's node event into the parent's log
     resume: Any = None  # the answer for a child that waited for people (SubflowNode.accept_resume)
+    # Where the child is a run of its own (plait.engine.children): the parent's checkpointer and the
+    # node's key in the parent run; None: the child is kept in memory.
+    checkpointer: Checkpointer | None = None
+    key: str | None = None
+    continuing: bool = False  # the node continues an execution cut short (a completed child stands)
 
 
 class FlowResolver(Protocol):

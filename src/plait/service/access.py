@@ -11,7 +11,8 @@ The rules (issue 11):
   flow or changes its shares;
 - a run is visible to the user it acts as (who started it) and to whoever can view its flow;
   cancelling, resuming or retrying it needs `run` and edit access to the flow (or being the
-  user who started it);
+  user who started it). A sub-flow's child run acts as its parent's user and is visible to
+  whoever can see its top-level run; it is controlled through that run (409 on the child);
 - what a caller may not see is a 404, exactly as if it did not exist (no existence oracle);
   what they can see but may not do is a 403.
 """
@@ -21,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum, StrEnum
 
-from plait.service.errors import Forbidden, NotFound
+from plait.service.errors import Conflict, Forbidden, NotFound
 from plait.store import Store
 from plait.store.models import FlowRow, Run
 
@@ -57,6 +58,7 @@ class Access(IntEnum):
 
 
 SHARE_ACCESS = {"viewer": Access.VIEW, "editor": Access.EDIT}
+MAX_PARENT_HOPS = 64  # sub-flow nesting is bounded well below this (PLAIT_MAX_SUBFLOW_DEPTH)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,15 +134,33 @@ class AccessService:
         row = await self.store.runs.get(run_id)
         if row is None:
             raise NotFound(f"no run {run_id!r}")
-        if who.is_admin or row.owner_id == who.user_id:
-            return row
-        flow = await self.store.flows.get(row.flow_id)
-        have = Access.NONE if flow is None else await self.flow_access(who, flow)
-        if have < Access.VIEW:
-            raise NotFound(f"no run {run_id!r}")
-        if control and have < Access.EDIT:
-            raise Forbidden(f"run {run_id!r} is of a flow shared with you as a viewer: you cannot control it")
+        if not (who.is_admin or row.owner_id == who.user_id):
+            flow = await self.store.flows.get(await self._top_flow_id(row))
+            have = Access.NONE if flow is None else await self.flow_access(who, flow)
+            if have < Access.VIEW:
+                raise NotFound(f"no run {run_id!r}")
+            if control and have < Access.EDIT:
+                raise Forbidden(
+                    f"run {run_id!r} is of a flow shared with you as a viewer: you cannot control it"
+                )
+        if control and row.parent_run_id is not None:
+            raise Conflict(
+                f"run {run_id!r} is a sub-flow run of run {row.parent_run_id!r}, which continues it",
+                hint=f"cancel, answer or retry run {row.parent_run_id!r} instead",
+            )
         return row
+
+    async def _top_flow_id(self, row: Run) -> str:
+        """The flow a run is seen through: its own, or for a sub-flow's child run the flow of the
+        top-level run above it (a child is visible to whoever can see its parent)."""
+        for _ in range(MAX_PARENT_HOPS):
+            if row.parent_run_id is None:
+                break
+            parent = await self.store.runs.get(row.parent_run_id)
+            if parent is None:
+                break
+            row = parent
+        return row.flow_id
 
 
 __all__ = [

@@ -86,7 +86,8 @@ def insert_run(values: dict[str, Any]) -> Insert:
 
 
 def begin_values(record: RunRecord, last_seq: int, now: float) -> dict[str, Any]:
-    """The columns `begin_run` inserts (or updates): the run is running from `now`."""
+    """The columns `begin_run` inserts (or updates): the run is running from `now`. A sub-flow's
+    child run (`parent_run_id`) acts as the user its parent acts as: `begin_run` copies the owner."""
     return {
         "id": record.run_id,
         "flow_id": record.flow_id,
@@ -101,9 +102,18 @@ def begin_values(record: RunRecord, last_seq: int, now: float) -> dict[str, Any]
     }
 
 
+def parent_owner(parent_run_id: Any) -> Any:
+    """The owner of run `parent_run_id` (a value or a bound parameter), as a scalar subquery."""
+    parent = runs_table.alias("parent")
+    return select(parent.c.owner_id).where(parent.c.id == parent_run_id).scalar_subquery()
+
+
 def begin_run(dialect: str, values: dict[str, Any]) -> Any:
     """Insert the run running, or (restart, resume, a run the service queued) set it running
-    again. Existing rows keep their created_at, started_at and live context; returns `context`."""
+    again. Existing rows keep their created_at, started_at and live context; returns `context`.
+    A new child run (`parent_run_id` set) gets its parent's owner."""
+    if isinstance(values.get("parent_run_id"), str) and "owner_id" not in values:
+        values = {**values, "owner_id": parent_owner(values["parent_run_id"])}
     stmt = upsert_for(dialect, runs_table).values(values)
     ex = stmt.excluded
     greatest = func.greatest if dialect == "postgresql" else func.max
@@ -248,6 +258,7 @@ __all__ = [
     "finish_run",
     "finish_values",
     "insert_run",
+    "parent_owner",
     "raise_last_seq",
     "read_context",
     "release_lease",

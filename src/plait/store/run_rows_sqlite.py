@@ -17,7 +17,7 @@ from sqlalchemy.dialects import sqlite
 
 from plait.store.db import json_dumps
 from plait.store.rows import json_or_none, live_vars
-from plait.store.run_rows import begin_run, runs_table
+from plait.store.run_rows import begin_run, parent_owner, runs_table
 
 _NAMED = sqlite.dialect(paramstyle="named")
 
@@ -67,6 +67,17 @@ _BEGIN_COLUMNS = (
 _SQL_BEGIN = compile_sql(
     begin_run("sqlite", {**{c: bindparam(c) for c in _BEGIN_COLUMNS}, "cancel_requested": false()})
 )
+# A sub-flow's child run: the same, with its parent's owner.
+_SQL_BEGIN_CHILD = compile_sql(
+    begin_run(
+        "sqlite",
+        {
+            **{c: bindparam(c) for c in _BEGIN_COLUMNS},
+            "cancel_requested": false(),
+            "owner_id": parent_owner(bindparam("parent_run_id")),
+        },
+    )
+)
 _SQL_READ_CONTEXT = compile_sql(select(runs_table.c.context).where(runs_table.c.id == bindparam("run_id")))
 _SQL_SAVE_CONTEXT = compile_sql(
     update(runs_table)
@@ -113,7 +124,8 @@ def begin(db: sqlite3.Connection, values: dict[str, Any]) -> Any:
     params = dict(values)
     for key in ("inputs", "variables", "context"):
         params[key] = json_dumps(params[key])
-    (context,) = db.execute(_SQL_BEGIN, params).fetchone()
+    sql = _SQL_BEGIN if params["parent_run_id"] is None else _SQL_BEGIN_CHILD
+    (context,) = db.execute(sql, params).fetchone()
     return None if context is None else json.loads(context)
 
 

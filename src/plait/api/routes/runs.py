@@ -1,5 +1,7 @@
 """`/api/v1/runs`: runs, their event stream, cancel, resume, retry and edge-LLM decisions. A run
-is visible to the user it acts as and to whoever can view its flow (`plait.service.access`)."""
+is visible to the user it acts as and to whoever can view its flow (`plait.service.access`); a
+sub-flow's child run to whoever can see its parent (listed with `?parent_run_id=`, named in the
+parent's detail as `children`), and it is controlled through its parent."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from fastapi import APIRouter, Depends, Header, Query
 from fastapi.responses import StreamingResponse
 
 import plait.api.schemas as s
-from plait.api.deps import ERRORS, READ, RUN, Caller, ControlRun, Svc, ViewRun, caller
+from plait.api.deps import ERRORS, READ, RUN, Caller, ControlRun, Svc, ViewRun, caller, path_id
 from plait.api.sse import SSE_HEADERS, resume_after, run_stream
 
 router = APIRouter(prefix="/api/v1/runs", tags=["runs"], dependencies=[Depends(caller)], responses=ERRORS)
@@ -21,15 +23,26 @@ async def list_runs(
     who: Caller,
     flow_id: str | None = None,
     status: Literal["queued", "running", "waiting", "completed", "failed", "cancelled"] | None = None,
+    parent_run_id: Annotated[
+        str | None, Query(description="List the sub-flow child runs of this run instead.")
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
 ) -> Any:
-    """The runs the caller may see, newest first."""
+    """The top-level runs the caller may see, newest first; with `parent_run_id`, the sub-flow
+    child runs of that run (404 when the caller cannot see it: children are seen with it)."""
     if flow_id is not None and "\x00" in flow_id:
         return []
+    if parent_run_id is not None:
+        await svc.access.run(who, path_id(parent_run_id, "run"))
     visible_to = None if who.is_admin else who.user_id
     return await svc.runs.list(
-        flow_id=flow_id, status=status, visible_to=visible_to, limit=limit, offset=offset
+        flow_id=flow_id,
+        status=status,
+        visible_to=visible_to,
+        parent_run_id=parent_run_id,
+        limit=limit,
+        offset=offset,
     )
 
 

@@ -157,12 +157,19 @@ class RunService:
         flow_id: str | None = None,
         status: str | None = None,
         visible_to: str | None = None,
+        parent_run_id: str | None = None,
         limit: int = 50,
         offset: int = 0,
     ) -> builtins.list[dict[str, Any]]:
-        """Newest first; `visible_to`: only the runs that user may see."""
+        """Newest first; `visible_to`: only the runs that user may see; top-level runs, or with
+        `parent_run_id` that run's sub-flow children."""
         return await self.views.list_runs(
-            flow_id=flow_id, status=status, visible_to=visible_to, limit=limit, offset=offset
+            flow_id=flow_id,
+            status=status,
+            visible_to=visible_to,
+            parent_run_id=parent_run_id,
+            limit=limit,
+            offset=offset,
         )
 
     async def get(self, run_id: str) -> dict[str, Any]:

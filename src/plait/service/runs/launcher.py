@@ -85,6 +85,9 @@ def queued_message(run_id: str, how: Launch) -> QueuedRun:
     return QueuedRun(run_id, "retry", source_run_id=how.source_run_id, from_node=how.from_node)
 
 
+_OPEN = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING)
+_STOPPED = (RunStatus.CANCELLED, RunStatus.FAILED)  # ends that may leave a sub-flow child open
+
 # Where sub-flow nodes find the flows they name by id (the service's flow library).
 SubflowSource = Callable[[str], Awaitable[Flow | None]]
 
@@ -269,6 +272,8 @@ class RunLauncher:
             await self.flush_rows(run_id)
             if result.status == RunStatus.CANCELLED:
                 await self.store.human_tasks.cancel_for_run(run_id)
+            if result.status in _STOPPED:
+                await self.end_children(run_id)
             return masked_result(mask, result)
         except asyncio.CancelledError:
             raise
@@ -299,11 +304,10 @@ class RunLauncher:
                     pass
 
     async def end_idle(self, run_id: str, status: RunStatus, error: str | None) -> None:
-        """End a run that is not executing (waiting, queued, orphaned): status, tasks, and a
-        `run_finished` event so that event streams end."""
-        await self.store.runs.set_status(
-            run_id, status, error=error, expected=(RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING)
-        )
+        """End a run that is not executing (waiting, queued, orphaned): status, tasks, its open
+        sub-flow children, and a `run_finished` event so that event streams end."""
+        await self.store.runs.set_status(run_id, status, error=error, expected=_OPEN)
+        await self.end_children(run_id)
         await self.store.human_tasks.cancel_for_run(run_id)
         seq = await self.store.events.last_seq(run_id) + 1
         finished = ev.RunFinished(status, {}, {}, error=error or None)
@@ -315,6 +319,13 @@ class RunLauncher:
             return
         self.bus.publish(event)
         self.bus.release(run_id)
+
+    async def end_children(self, run_id: str) -> None:
+        """The run stopped (cancelled, failed, or ended while idle): its sub-flow child runs still
+        open stopped with it (plait.engine.children; the parent continues a child, nothing else
+        does), so they end `cancelled`, and theirs too."""
+        for child in await self.store.runs.list_runs(parent_run_id=run_id, status=_OPEN, limit=1000):
+            await self.end_idle(child.id, RunStatus.CANCELLED, None)
 
     # ------------------------------------------------------------------ events and task rows
     def _sink(self, event: Event) -> None:

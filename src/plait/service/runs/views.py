@@ -2,7 +2,8 @@
 status, outputs, inputs, tasks), the answer of a synchronous run, listings and decisions.
 
 The detail of a run is rebuilt from its stored node transitions and its event log (stored, then
-live from the bus), read through the typed event payloads.
+live from the bus), read through the typed event payloads, and names the sub-flow child runs its
+subflow nodes started (plait.engine.children): each is a run of its own, with its own detail.
 
 Every view is masked with the secrets its run's owner reads now (`RunSecrets.mask_for`): runs mask
 what they store already (plait.engine.journal), and this also covers runs stored before a value
@@ -32,6 +33,7 @@ from plait.store.models import HumanTask, NodeRunRow, Run
 
 RUN_STATUSES: tuple[str, ...] = tuple(s.value for s in RunStatus)
 PENDING_TASK = TaskStatus.PENDING
+CHILDREN_SHOWN = 200  # sub-flow child runs in a run's detail (all of them: `?parent_run_id=`)
 
 
 def task_view(task: HumanTask, *, now: float | None = None) -> dict[str, Any]:
@@ -76,6 +78,7 @@ def run_summary(row: Run) -> dict[str, Any]:
         "finished_at": row.finished_at,
         "cancel_requested": row.cancel_requested,
         "trigger_id": row.trigger_id,
+        "parent_run_id": row.parent_run_id,
         "duration_ms": duration_ms,
         "tokens": usage.get("total_tokens")
         or (usage.get("input_tokens", 0) + usage.get("output_tokens", 0))
@@ -229,13 +232,22 @@ class RunViews:
         flow_id: str | None = None,
         status: str | None = None,
         visible_to: str | None = None,
+        parent_run_id: str | None = None,
         limit: int = 50,
         offset: int = 0,
     ) -> list[dict[str, Any]]:
+        """Top-level runs; with `parent_run_id`, that run's sub-flow children (the caller checked
+        that it may see the parent: its children are visible with it, so `visible_to` is ignored)."""
         if status is not None and status not in RUN_STATUSES:
             raise Invalid(f"status must be one of {', '.join(RUN_STATUSES)}")
         rows = await self.store.runs.list_runs(
-            flow_id=flow_id, status=status, visible_to=visible_to, limit=limit, offset=offset
+            flow_id=flow_id,
+            status=status,
+            visible_to=None if parent_run_id is not None else visible_to,
+            parent_run_id=parent_run_id,
+            top_level=parent_run_id is None,
+            limit=limit,
+            offset=offset,
         )
         masks = {owner: await self.launcher.secrets.mask_for(owner) for owner in {r.owner_id for r in rows}}
         return [masks[r.owner_id].value(run_summary(r)) for r in rows]
@@ -250,6 +262,7 @@ class RunViews:
         # reacting to it must find the task, so wait for the rows being written.
         await self.launcher.rows_written(run_id)
         tasks = await self.store.human_tasks.list_tasks(run_id=run_id, status=PENDING_TASK)
+        children = await self.store.runs.list_runs(parent_run_id=run_id, limit=CHILDREN_SHOWN)
         context = row.context or {}
         view = {
             **run_summary(row),
@@ -259,6 +272,7 @@ class RunViews:
             "tasks": [task_view(t) for t in tasks],
             "last_seq": max(row.last_seq, events[-1].seq if events else 0),
             "executing_here": self.launcher.executing(run_id) is not None,
+            "children": [run_summary(c) for c in children],  # same owner: the same mask
         }
         masked: dict[str, Any] = (await self.mask_of(row)).value(view)
         return masked

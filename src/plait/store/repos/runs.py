@@ -102,11 +102,13 @@ class RunRepo(Repo):
         flow_id: str | None = None,
         status: str | Sequence[str] | None = None,
         parent_run_id: str | None = None,
+        top_level: bool = False,
         visible_to: str | None = None,
         limit: int = 50,
         offset: int = 0,
     ) -> list[Run]:
-        """Newest first; `visible_to`: the runs a user started and the runs of flows they can see."""
+        """Newest first; `visible_to`: the runs a user started and the runs of flows they can see;
+        `parent_run_id`: the sub-flow children of that run; `top_level`: no children at all."""
         stmt = select(Run).order_by(Run.created_at.desc(), Run.id.desc()).limit(limit).offset(offset)
         if visible_to is not None:
             stmt = stmt.where(or_(Run.owner_id == visible_to, Run.flow_id.in_(visible_flow_ids(visible_to))))
@@ -118,6 +120,8 @@ class RunRepo(Repo):
             stmt = stmt.where(Run.status.in_(list(status)))
         if parent_run_id is not None:
             stmt = stmt.where(Run.parent_run_id == parent_run_id)
+        elif top_level:
+            stmt = stmt.where(Run.parent_run_id.is_(None))
         return await self._with_values(await self._all(stmt), "outputs")
 
     async def set_status(
@@ -192,13 +196,15 @@ class RunRepo(Repo):
         self, now: float | None = None, *, limit: int = 100, statuses: Iterable[str] = (RunStatus.RUNNING,)
     ) -> list[Run]:
         """Runs in `statuses` whose lease expired or that have no lease (their owner died):
-        candidates for crash recovery (`acquire_lease`, then resume). Oldest first."""
+        candidates for crash recovery (`acquire_lease`, then resume). Oldest first. Only
+        top-level runs: a sub-flow's child run holds no lease and is continued by its parent."""
         t = now_or(now)
         stmt = (
             select(Run)
             .where(
                 Run.status.in_([str(s) for s in statuses]),
                 or_(Run.lease_until.is_(None), Run.lease_until < t),
+                Run.parent_run_id.is_(None),
             )
             .order_by(Run.created_at, Run.id)
             .limit(limit)
