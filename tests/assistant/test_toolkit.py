@@ -154,6 +154,24 @@ async def test_m_s59_search_lists_the_users_components_with_the_built_ins() -> N
     assert found["components"][0]["name"] == "SumComponent" and found["components"][0]["user_component"]
 
 
+def test_m_s63_m_s69_a_user_component_never_shadows_a_built_in_and_bad_rows_are_skipped() -> None:
+    catalog = RegistryCatalog(
+        user_components=[
+            {"class_name": "start", "source": "..."},
+            {"source": "no class name"},
+            {"class_name": "SumComponent", "source": "..."},
+        ]
+    )
+    start = catalog.get("start")
+    assert start is not None and not start.user and start.node_type == "start"
+    assert catalog.user_component("start") is None
+    sum_component = catalog.get("component:SumComponent")
+    assert sum_component is not None and sum_component is catalog.get("SumComponent")
+    assert sum_component.node_type == "component" and sum_component.config_defaults == {
+        "component": "SumComponent"
+    }
+
+
 async def test_describe_component_gives_fields_and_ports() -> None:
     tools = make()
     described = await tools.call("describe_component", {"component_type": "if"})

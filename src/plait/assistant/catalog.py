@@ -22,6 +22,8 @@ registry and set of types, and shared by every request.
 from __future__ import annotations
 
 import copy
+import functools
+import json
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -207,7 +209,23 @@ def builtin_entries(registry: NodeRegistry) -> dict[str, ComponentInfo]:
 def user_entry(component: Mapping[str, Any]) -> ComponentInfo:
     """A catalog entry for a user component given as a dict: `class_name` (or `name`), `source`,
     and its validation spec under `spec` (inputs, outputs, display_name, description), or those
-    keys at the top level. Raises ValueError without a class name."""
+    keys at the top level. Raises ValueError without a class name.
+
+    Entries are remembered by content (a config JSON Schema costs pydantic a fraction of a
+    millisecond, and every request builds the user's catalog again)."""
+    try:
+        key = json.dumps(component, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return _user_entry(component)
+    return _cached_user_entry(key)
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached_user_entry(key: str) -> ComponentInfo:
+    return _user_entry(json.loads(key))
+
+
+def _user_entry(component: Mapping[str, Any]) -> ComponentInfo:
     spec = dict(component.get("spec") or {})
     for key in ("inputs", "outputs", "display_name", "description"):
         if key not in spec and key in component:
