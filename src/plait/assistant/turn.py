@@ -120,11 +120,13 @@ class Assistant:
         self.validate = validate
 
     async def stream(
-        self, request: AssistantRequest, models: TurnModels
+        self, request: AssistantRequest, models: TurnModels, *, flow_agent: FlowAgent | None = None
     ) -> AsyncGenerator[AssistantEvent, None]:
-        """The events of the turn, ending with one `Complete`, `Error` or `Cancelled`."""
+        """The events of the turn, ending with one `Complete`, `Error` or `Cancelled`.
+        `flow_agent`: this request's flow builder (it holds per-request state: the working flow),
+        else the assistant's own, if any."""
         sink = EventSink()
-        task = asyncio.create_task(self._turn(request, models, sink))
+        task = asyncio.create_task(self._turn(request, models, sink, flow_agent or self.flow_agent))
         try:
             while True:
                 event = await sink.queue.get()
@@ -144,7 +146,9 @@ class Assistant:
                 pass
 
     # ------------------------------------------------------------------------------- the turn
-    async def _turn(self, request: AssistantRequest, models: TurnModels, emit: EventSink) -> None:
+    async def _turn(
+        self, request: AssistantRequest, models: TurnModels, emit: EventSink, flow_agent: FlowAgent | None
+    ) -> None:
         state = TurnState(request, time.perf_counter())
         log.info(
             "assistant.request.started user_id=%s flow_id=%s provider=%s model_name=%s",
@@ -155,7 +159,7 @@ class Assistant:
         )
         outcome = "error"
         try:
-            await self._route(state, models, emit)
+            await self._route(state, models, emit, flow_agent)
             await emit(Complete(self._complete_data(state, models)))
             outcome = "complete"
             if state.intent != "blocked":  # a refused takeover attempt is not quoted back later
@@ -184,7 +188,9 @@ class Assistant:
         finally:
             self.telemetry.finished(outcome, self._elapsed(state))  # type: ignore[arg-type]
 
-    async def _route(self, state: TurnState, models: TurnModels, emit: EventSink) -> None:
+    async def _route(
+        self, state: TurnState, models: TurnModels, emit: EventSink, flow_agent: FlowAgent | None
+    ) -> None:
         request = state.request
         text = request.input_value
         reason = guard.blocked(text)
@@ -221,8 +227,9 @@ class Assistant:
             step = intent.decide_progress_step(found.intent, continuation=continuation)
             if step is not None:
                 await emit(Progress(step[0], message=step[1]))  # type: ignore[arg-type]
-            if self.flow_agent is not None:
-                state.data = await self.flow_agent.run(request, found.intent, text, models, emit)
+            if flow_agent is not None:
+                framed = self._framed(request)
+                state.data = await flow_agent.run(request, found.intent, framed, models, emit)
                 state.result_text = str(state.data.get("result") or "")
                 return
             if found.intent == "component_then_flow":

@@ -24,9 +24,14 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import Any
 
+from plait.assistant.catalog import RegistryCatalog
 from plait.assistant.events import AssistantEvent, Complete, Error
+from plait.assistant.files import FileSandbox
+from plait.assistant.flow_agent import FlowBuilderAgent
+from plait.assistant.generator import TurnComponentGenerator
 from plait.assistant.guard import normalize
 from plait.assistant.memory import ConversationBuffer
 from plait.assistant.models import (
@@ -39,12 +44,17 @@ from plait.assistant.models import (
     load_script,
     provider_infos,
 )
+from plait.assistant.ports import Emit, ModelCall
+from plait.assistant.toolkit import Toolkit
 from plait.assistant.turn import DEFAULT_MAX_ATTEMPTS, Assistant, AssistantRequest
+from plait.assistant.working_flow import WorkingFlow
 from plait.engine.context import lookup_secret
-from plait.service.access import Access, AccessService, Principal
+from plait.service.access import Access, AccessService, Principal, Scope
 from plait.service.assistant_components import AssistantComponents
 from plait.service.assistant_metrics import AssistantMetrics
+from plait.service.assistant_runner import AssistantFlowRunner
 from plait.service.errors import Conflict, Invalid, NotFound, ServiceError
+from plait.service.runs import RunService
 from plait.service.runs.secrets import RunSecrets
 from plait.store import Store
 
@@ -57,6 +67,20 @@ MAX_INPUT_CHARS = 50_000
 
 
 ANSWER_TOKENS_ENV = "PLAIT_ASSISTANT_ANSWER_MAX_TOKENS"
+FILES_ENV = "PLAIT_ASSISTANT_FILES_DIR"  # the flow builder's file workspaces, one per user and session
+DEFAULT_FILES_DIR = ".plait/assistant-files"
+VERIFY_ENV = "PLAIT_ASSISTANT_VERIFY_FLOWS"
+
+
+def _on_off(name: str, default: bool) -> bool:
+    value = (os.environ.get(name) or "").strip().lower()
+    if not value:
+        return default
+    if value in ("on", "1", "true", "yes"):
+        return True
+    if value in ("off", "0", "false", "no"):
+        return False
+    raise ValueError(f"{name} must be on or off, not {value!r}")
 
 
 def _positive_int(name: str, default: int) -> int:
@@ -111,10 +135,21 @@ class TurnInput:
 
 
 class AssistantService:
-    def __init__(self, store: Store, access: AccessService, *, enabled: bool | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        access: AccessService,
+        runs: RunService | None = None,
+        *,
+        enabled: bool | None = None,
+        files_dir: Path | None = None,
+    ) -> None:
         self.store = store
         self.access = access
+        self.runs = runs  # None: the flow builder cannot run flows
         self.enabled = assistant_enabled_from_env() if enabled is None else enabled
+        self.files_dir = files_dir or Path(os.environ.get(FILES_ENV) or DEFAULT_FILES_DIR)
+        self.verify_flows = _on_off(VERIFY_ENV, True)
         self.metrics = AssistantMetrics()
         self.secrets = RunSecrets(store.variables)
         self.components = AssistantComponents(store, on_refused=self.metrics.component_refused)
@@ -139,13 +174,14 @@ class AssistantService:
                 "then send the next message"
             )
         self._active.add(key)
-        return self._events(key, request, models)
+        return self._events(key, request, models, who)
 
     async def _events(
-        self, key: tuple[str, str], request: AssistantRequest, models: TurnModels
+        self, key: tuple[str, str], request: AssistantRequest, models: TurnModels, who: Principal
     ) -> AsyncGenerator[AssistantEvent, None]:
+        agent = self._flow_agent(who, request)
         try:
-            async with aclosing(self.assistant.stream(request, models)) as events:
+            async with aclosing(self.assistant.stream(request, models, flow_agent=agent)) as events:
                 async for event in events:
                     yield event
         finally:
@@ -185,6 +221,37 @@ class AssistantService:
         return {"status": "ok", "components_cleared": cleared, "session_id": session_id}
 
     # ------------------------------------------------------------------------------- helpers
+    def _flow_agent(self, who: Principal, request: AssistantRequest) -> FlowBuilderAgent:
+        """The flow builder of one request: its toolkit works on a copy of the canvas, sees the
+        caller's components, writes files in the caller's session workspace, and runs flows only
+        when the caller may run them (the `run` scope)."""
+
+        async def toolkit(models: ModelCall, emit: Emit) -> Toolkit:
+            rows = await self.store.components.list_components(owner_id=who.user_id, kind="node")
+            catalog = RegistryCatalog(
+                user_components=[{"class_name": r.name, "source": r.code, "spec": r.spec or {}} for r in rows]
+            )
+            generator = TurnComponentGenerator(
+                models,
+                emit,
+                user_id=who.user_id,
+                session_id=request.session_id,
+                registry=self.components,
+                max_attempts=request.max_attempts,
+            )
+            runner = None
+            if self.runs is not None and Scope.RUN in who.scopes:
+                runner = AssistantFlowRunner(self.runs, flow_id=request.flow_id, owner_id=who.user_id)
+            return Toolkit(
+                WorkingFlow(request.flow, catalog),
+                catalog,
+                FileSandbox.for_session(self.files_dir, who.user_id, request.session_id),
+                generator,
+                runner,
+            )
+
+        return FlowBuilderAgent(toolkit, verify=self.verify_flows)
+
     def _check_enabled(self) -> None:
         if not self.enabled:
             raise AssistantOff(f"the assistant is turned off on this server ({ASSISTANT_ENV}=off)")

@@ -14,8 +14,9 @@ its id and status, and the canvas keeps showing it.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, cast
 
+from plait.assistant.tool_ports import RunOutcome
 from plait.service.errors import ServiceError
 from plait.service.runs import RunService
 
@@ -39,7 +40,10 @@ class AssistantFlowRunner:
         self.timeout_s = timeout_s
         self.run_ids: list[str] = []  # every run this request started, in order
 
-    async def run(self, flow: dict[str, Any], inputs: dict[str, Any]) -> dict[str, Any]:
+    async def run(self, flow: dict[str, Any], inputs: dict[str, Any]) -> RunOutcome:
+        return cast(RunOutcome, await self._run(flow, inputs))
+
+    async def _run(self, flow: dict[str, Any], inputs: dict[str, Any]) -> dict[str, Any]:
         started = time.perf_counter()
         try:
             run_id, _task = await self.runs.start_document(self.flow_id, flow, inputs, owner_id=self.owner_id)

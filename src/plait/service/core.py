@@ -43,7 +43,7 @@ class Services:
         self.catalog = CatalogService(store, mcp=self.mcp)
         self.triggers = TriggerService(store, self.flows, self.runs)  # schedules and webhooks
         self.users = UserService(store, settings)
-        self.assistant = AssistantService(store, self.access)  # PLAIT_ASSISTANT=off: its routes 404
+        self.assistant = AssistantService(store, self.access, self.runs)  # PLAIT_ASSISTANT=off: its routes 404
         self.signin_url: str | None = None  # the link printed at start (when `signin_link_base`)
 
     @classmethod

@@ -1,0 +1,259 @@
+"""The flow builder through the HTTP SSE endpoint (issue 13), the scripted provider playing a
+tool-calling model. Each test names the scenario of assistant-spec.md section 3.1 it covers."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from .conftest import linear_flow
+from .test_assistant_api import ask, complete, intent, parse_sse, script  # noqa: F401 (fixture)
+
+SPEC = """\
+name: Echo
+inputs:
+  q: string
+nodes:
+  start: start
+  out: output
+edges:
+  start -> out
+config:
+  out.name: answer
+  out.value: "{{inputs.q}}"
+"""
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+def flow_updates(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for e in events if e["event"] == "flow_update"]
+
+
+@pytest.fixture
+async def empty_canvas(client: httpx.AsyncClient) -> str:
+    doc = {"schema": "plait/flow@1", "id": "empty", "nodes": [], "edges": []}
+    r = await client.post("/api/v1/flows", json={"document": doc})
+    assert r.status_code == 201, r.text
+    return "empty"
+
+
+@pytest.fixture
+async def canvas(client: httpx.AsyncClient) -> str:
+    r = await client.post("/api/v1/flows", json={"document": linear_flow("full", 1)})
+    assert r.status_code == 201, r.text
+    return "full"
+
+
+async def test_m_s1_a_flow_built_on_an_empty_canvas_is_a_proposal(
+    client: httpx.AsyncClient, empty_canvas: str, script: Any
+) -> None:
+    script(
+        [
+            intent("build_flow", "build me an echo flow"),
+            call("build_flow", spec=SPEC),
+            {"content": "Built it."},
+        ]
+    )
+    events = await ask(client, empty_canvas, "build me an echo flow")
+    steps = [e["step"] for e in events if e["event"] == "progress"]
+    assert steps[0] == "generating_flow" and steps[-1] == "flow_proposal_ready"
+    (update,) = flow_updates(events)
+    assert update["action"] == "set_flow" and "auto_apply" not in update
+    assert [n["id"] for n in update["flow"]["nodes"]] == ["start", "out"]
+    preview = next(e for e in events if e["event"] == "flow_preview")
+    assert preview["node_count"] == 2 and preview["edge_count"] == 1 and "start" in preview["graph"]
+    data = complete(events)
+    assert data["result"].startswith("Built it.") and data["has_flow"] is True
+    assert data["verified"] is True  # checked by a real run with a probe input
+    # the canvas itself is unchanged until the user applies the proposal
+    assert (await client.get("/api/v1/flows/empty")).json()["draft"]["nodes"] == []
+
+
+async def test_m_s85_built_and_ran_in_one_turn_is_applied_at_once(
+    client: httpx.AsyncClient, empty_canvas: str, script: Any
+) -> None:
+    script(
+        [
+            intent("run_flow", "build an echo flow and run it with hello"),
+            call("build_flow", spec=SPEC),
+            call("run_flow", inputs={"q": "hello"}),
+            {"content": "It answered hello."},
+        ]
+    )
+    events = await ask(client, empty_canvas, "build an echo flow and run it with hello")
+    (update,) = flow_updates(events)
+    assert update["action"] == "set_flow" and update["auto_apply"] is True
+    assert not [e for e in events if e["event"] == "progress" and e["step"] == "flow_proposal_ready"]
+    data = complete(events)
+    assert set(data["run_metrics"]) == {"duration_seconds", "input_tokens", "output_tokens", "total_tokens"}
+    # M-S77: a real run, in the flow's history
+    runs = (await client.get("/api/v1/runs", params={"flow_id": "empty"})).json()
+    assert any(r["status"] == "completed" for r in runs)
+
+
+async def test_m_s4_an_incremental_edit_applies_live_without_a_proposal(
+    client: httpx.AsyncClient, canvas: str, script: Any
+) -> None:
+    script(
+        [
+            intent("build_flow", "rename the output to result"),
+            call("configure_component", component_id="out", params={"name": "result"}),
+            {"content": "Renamed."},
+        ]
+    )
+    events = await ask(client, canvas, "rename the output to result")
+    (update,) = flow_updates(events)
+    assert update["action"] == "configure" and update["component_id"] == "out"
+    assert not [e for e in events if e["event"] == "flow_preview"]
+    assert "verified" not in complete(events)
+
+
+async def test_m_s7_a_spec_with_an_orphan_is_an_error_the_agent_fixes(
+    client: httpx.AsyncClient, app: Any, empty_canvas: str, script: Any
+) -> None:
+    orphan = SPEC.replace("  out: output\n", "  out: output\n  lonely: output\n")
+    script(
+        [
+            intent("build_flow"),
+            call("build_flow", spec=orphan),
+            call("build_flow", spec=SPEC),
+            {"content": "Fixed and built."},
+        ]
+    )
+    events = await ask(client, empty_canvas, "build me an echo flow")
+    (update,) = flow_updates(events)  # the orphan spec emitted nothing
+    assert [n["id"] for n in update["flow"]["nodes"]] == ["start", "out"]
+    from .test_assistant_api import me, provider_requests
+
+    requests = provider_requests(app, await me(client))
+    tool_results = [m.content for r in requests for m in r.messages if m.role == "tool"]
+    assert any("lonely" in (t or "") and "error" in (t or "") for t in tool_results)
+
+
+async def test_a_s26_a_plan_stops_the_turn(client: httpx.AsyncClient, empty_canvas: str, script: Any) -> None:
+    script(
+        [
+            intent("build_flow"),
+            call("propose_plan", plan="1. start\n2. llm\n3. output"),
+            {"content": "never"},
+        ]
+    )
+    events = await ask(client, empty_canvas, "build a big support system")
+    (update,) = flow_updates(events)
+    assert update["action"] == "propose_plan" and update["markdown"].startswith("1. start")
+    assert complete(events)["has_flow"] is False
+
+
+async def test_m_s18_a_document_is_written_inline(
+    client: httpx.AsyncClient, canvas: str, script: Any
+) -> None:
+    script(
+        [
+            intent("manage_files", "document this flow"),
+            call("write_file", path="FLOW_DOCS.md", content="# Full\n\nIt echoes.\n"),
+            {"content": "Wrote FLOW_DOCS.md."},
+        ]
+    )
+    events = await ask(client, canvas, "create a markdown file documenting this flow")
+    assert [e["step"] for e in events if e["event"] == "progress"][0] == "generating_document"
+    (written,) = [e for e in events if e["event"] == "file_written"]
+    assert written == {
+        "event": "file_written",
+        "action": "write_file",
+        "path": "FLOW_DOCS.md",
+        "size": len("# Full\n\nIt echoes.\n"),
+        "content": "# Full\n\nIt echoes.\n",
+    }
+
+
+async def test_m_s23_a_path_escape_is_refused_and_writes_nothing(
+    client: httpx.AsyncClient, canvas: str, script: Any
+) -> None:
+    script(
+        [
+            intent("manage_files"),
+            call("write_file", path="../escape.md", content="x"),
+            {"content": "Refused."},
+        ]
+    )
+    events = await ask(client, canvas, "write ../escape.md")
+    assert not [e for e in events if e["event"] == "file_written"]
+    complete(events)
+
+
+async def test_m_s76_component_then_flow_in_one_loop(
+    client: httpx.AsyncClient, empty_canvas: str, script: Any
+) -> None:
+    reverse = (
+        "```python\nfrom plait.sdk import Component, Input, Output\n\n\nclass ReverseText(Component):\n"
+        '    description = "Reverses a text."\n    inputs = [Input("text", "string")]\n'
+        '    outputs = [Output("reversed", "string")]\n\n    def run(self, text):\n'
+        '        return {"reversed": text[::-1]}\n```'
+    )
+    spec = (
+        "inputs:\n  q: string\nnodes:\n  start: start\n  rev: ReverseText\n  out: output\n"
+        'edges:\n  start -> rev\n  rev -> out\nconfig:\n  rev.inputs: {"text": "{{inputs.q}}"}\n'
+        '  out.name: answer\n  out.value: "{{rev.reversed}}"\n'
+    )
+    script(
+        [
+            intent("component_then_flow", "make a reverse component, a flow with it, and run it"),
+            call("generate_component", description="reverses a text"),
+            {"content": reverse},
+            call("build_flow", spec=spec),
+            call("run_flow", inputs={"q": "abc"}),
+            {"content": "It returned cba."},
+        ]
+    )
+    events = await ask(client, empty_canvas, "make a reverse component, a flow with it, and run it")
+    assert [e["step"] for e in events if e["event"] == "progress"][0] == "orchestrating"
+    (update,) = flow_updates(events)
+    assert update["auto_apply"] is True
+    assert any(n.get("config", {}).get("component") == "ReverseText" for n in update["flow"]["nodes"])
+    data = complete(events)
+    assert data["result"] == "It returned cba." and data["run_metrics"]["duration_seconds"] > 0
+    runs = (await client.get("/api/v1/runs", params={"flow_id": "empty"})).json()
+    run = (await client.get(f"/api/v1/runs/{runs[0]['id']}")).json()
+    assert run["outputs"] == {"answer": "cba"}
+
+
+async def test_m_s10_secrets_stay_hidden_from_the_agent(
+    client: httpx.AsyncClient, app: Any, script: Any
+) -> None:
+    doc = linear_flow("withkey", 1)
+    doc["nodes"].insert(
+        1,
+        {
+            "id": "call",
+            "type": "http",
+            "config": {"url": "https://example.com", "headers": {"Authorization": "Bearer sk-live-123456"}},
+        },
+    )
+    r = await client.post("/api/v1/flows", json={"document": doc})
+    assert r.status_code == 201, r.text
+    script(
+        [
+            intent("question"),
+            call("get_field_value", component_id="call", field_name="headers"),
+            {"content": "ok"},
+        ]
+    )
+    # a question never reaches the agent; ask as a flow request
+    script(
+        [
+            intent("build_flow"),
+            call("get_field_value", component_id="call", field_name="headers"),
+            {"content": "ok"},
+        ]
+    )
+    complete(await ask(client, "withkey", "what headers does the call node send?"))
+    from .test_assistant_api import me, provider_requests
+
+    seen = json.dumps([m.content for r in provider_requests(app, await me(client)) for m in r.messages])
+    assert "sk-live-123456" not in seen
