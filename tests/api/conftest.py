@@ -3,8 +3,10 @@ PLAIT_TEST_POSTGRES_URL is set), driven in-process through httpx's ASGI transpor
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -129,3 +131,16 @@ def human_flow(flow_id: str = "hum", timeout_s: float | None = None) -> dict[str
             {"source": "review", "source_port": "reject", "target": "no"},
         ],
     }
+
+
+@pytest.fixture
+def script(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
+    """`script([...steps])` sets the operator's PLAIT_ASSISTANT_SCRIPT to a file holding them."""
+
+    def set_script(steps: list[Any]) -> Path:
+        path = tmp_path / f"script-{len(list(tmp_path.glob('script-*')))}.json"
+        path.write_text(json.dumps(steps))
+        monkeypatch.setenv("PLAIT_ASSISTANT_SCRIPT", str(path))
+        return path
+
+    return set_script

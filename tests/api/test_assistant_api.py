@@ -48,19 +48,6 @@ def intent(name: str, translation: str = "", match: str | None = None, **extra: 
 
 
 @pytest.fixture
-def script(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
-    """`script([...steps])` sets the operator's PLAIT_ASSISTANT_SCRIPT to a file holding them."""
-
-    def set_script(steps: list[Any]) -> Path:
-        path = tmp_path / f"script-{len(list(tmp_path.glob('script-*')))}.json"
-        path.write_text(json.dumps(steps))
-        monkeypatch.setenv("PLAIT_ASSISTANT_SCRIPT", str(path))
-        return path
-
-    return set_script
-
-
-@pytest.fixture
 async def flow_id(client: httpx.AsyncClient) -> str:
     r = await client.post("/api/v1/flows", json={"document": linear_flow("canvas", 2)})
     assert r.status_code == 201, r.text

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from .conftest import linear_flow
-from .test_assistant_api import ask, complete, intent, parse_sse, script  # noqa: F401 (fixture)
+from .test_assistant_api import ask, complete, intent, me, provider_requests
 
 SPEC = """\
 name: Echo
@@ -129,8 +129,6 @@ async def test_m_s7_a_spec_with_an_orphan_is_an_error_the_agent_fixes(
     events = await ask(client, empty_canvas, "build me an echo flow")
     (update,) = flow_updates(events)  # the orphan spec emitted nothing
     assert [n["id"] for n in update["flow"]["nodes"]] == ["start", "out"]
-    from .test_assistant_api import me, provider_requests
-
     requests = provider_requests(app, await me(client))
     tool_results = [m.content for r in requests for m in r.messages if m.role == "tool"]
     assert any("lonely" in (t or "") and "error" in (t or "") for t in tool_results)
@@ -253,7 +251,5 @@ async def test_m_s10_secrets_stay_hidden_from_the_agent(
         ]
     )
     complete(await ask(client, "withkey", "what headers does the call node send?"))
-    from .test_assistant_api import me, provider_requests
-
     seen = json.dumps([m.content for r in provider_requests(app, await me(client)) for m in r.messages])
     assert "sk-live-123456" not in seen
