@@ -97,6 +97,14 @@ def test_values_are_json_where_they_parse(catalog: RegistryCatalog) -> None:
     assert coerce_value("Classify: {{inputs.query}}") == "Classify: {{inputs.query}}"
 
 
+def test_a_number_on_a_text_field_is_text(catalog: RegistryCatalog) -> None:
+    spec = "nodes:\n  a: start\n  b: message\nedges:\n  a -> b\nconfig:\n  b.text: 42\n  b.name: true\n"
+    config = parse_flow_spec(spec, known_types=catalog)["nodes"][1]["config"]
+    assert config == {"text": "42", "name": "true"}
+    spec = "nodes:\n  a: start\n  b: llm\nedges:\n  a -> b\nconfig:\n  b.model: gpt-4o\n  b.max_tokens: 64\n"
+    assert parse_flow_spec(spec, known_types=catalog)["nodes"][1]["config"]["max_tokens"] == 64
+
+
 def test_an_empty_value_takes_the_indented_block_as_json_or_yaml(catalog: RegistryCatalog) -> None:
     spec = """\
 nodes:
@@ -229,11 +237,20 @@ config:
   c.model: gpt-4o-mini
 """
     problems = problems_of(spec, catalog)
-    assert {(p["node"], p["field"]) for p in problems} == {("b", "config.text"), ("c", "config.prompt")}
-    assert all("line" not in p for p in problems)
+    assert {(p["line"], p["node"], p["field"]) for p in problems} == {
+        (3, "b", "config.text"),
+        (4, "c", "config.prompt"),
+    }
     with pytest.raises(FlowSpecError) as info:
         parse_flow_spec(spec, known_types=catalog)
     assert "2 problems" in str(info.value)
+
+
+def test_a_wrong_port_is_reported_on_its_edge_line(catalog: RegistryCatalog) -> None:
+    spec = "nodes:\n  a: start\n  b: output\nedges:\n  a.message -> b\n"
+    [problem] = problems_of(spec, catalog)
+    assert problem["line"] == 5 and problem["field"] == "source_port"
+    assert "no output port 'message'" in problem["message"] and problem["hint"] == "use one of: out"
 
 
 def test_duplicate_and_reserved_ids(catalog: RegistryCatalog) -> None:

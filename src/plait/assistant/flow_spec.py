@@ -162,6 +162,7 @@ class _Parser:
         self.nodes: dict[str, dict[str, Any]] = {}  # lower id -> node
         self.edges: list[_Edge] = []
         self.bad_ids: set[str] = set()  # nodes already reported (unknown type): not reported again
+        self.node_lines: dict[str, int] = {}
 
     def problem(self, line: int | None, message: str, hint: str | None = None, **extra: Any) -> None:
         entry: dict[str, Any] = {"message": message}
@@ -351,6 +352,12 @@ class _Parser:
             )
             return next_index
         seen.add(".".join(path))
+        if (
+            value not in ("", "|", "|-", "|+", ">")
+            and self._wants_text(node, path)
+            and not isinstance(parsed, str)
+        ):
+            parsed = value  # `b.text: 42` on a text field is the text "42"
         error = _set_path(config, path, parsed)
         if error:
             self.problem(line_no, error, "set the whole object on one line as JSON", node=node_id)
@@ -358,6 +365,18 @@ class _Parser:
 
     def _ids(self) -> list[str]:
         return [n["id"] for n in self.nodes.values()]
+
+    def _wants_text(self, node: Mapping[str, Any], path: list[str]) -> bool:
+        """True when the field takes text only (a number or true/false there is meant as text)."""
+        if len(path) != 1:
+            return False
+        info = self.catalog.get(str(node["type"]))
+        prop = (info.config_schema.get("properties") or {}).get(path[0]) if info is not None else None
+        if not isinstance(prop, Mapping):
+            return False
+        options = prop.get("anyOf") if isinstance(prop.get("anyOf"), list) else [prop]
+        types = {o.get("type") for o in options if isinstance(o, Mapping)}
+        return "string" in types and not types & {"number", "integer", "boolean", "array", "object", None}
 
     # ------------------------------------------------------------------------------- edges
     def resolve_edges(self) -> list[dict[str, Any]]:
@@ -435,7 +454,7 @@ class _Parser:
         edges = self.resolve_edges()
         nodes = []
         for node in self.nodes.values():
-            node.pop("_line", None)
+            self.node_lines[str(node["id"]).lower()] = node.pop("_line", 0)
             node.pop("_seen", None)
             if not node["config"]:
                 del node["config"]
@@ -454,6 +473,19 @@ class _Parser:
         doc["nodes"] = nodes
         doc["edges"] = edges
         return doc
+
+
+_EDGE_WHERE = re.compile(r"^edge #(\d+) ")
+
+
+def _with_line(problem: dict[str, Any], parser: _Parser) -> dict[str, Any]:
+    """A validator problem with the spec line of its node or edge."""
+    where = str(problem.get("node") or "")
+    edge = _EDGE_WHERE.match(where)
+    if edge is not None and int(edge.group(1)) < len(parser.edges):
+        return {"line": parser.edges[int(edge.group(1))].line, **problem}
+    line = parser.node_lines.get(where.split(".", 1)[0].lower())
+    return {"line": line, **problem} if line else problem
 
 
 def _slug(name: str) -> str:
@@ -502,7 +534,8 @@ def parse_flow_spec(text: str, *, known_types: ComponentCatalog) -> dict[str, An
                 "hint": "connect each of them with an edge (or remove it); only a one-node flow may have none",
             }
         )
-    problems.extend(validate_flow(doc, known_types))
+    for problem in validate_flow(doc, known_types):
+        problems.append(_with_line(problem, parser))
     if problems:
         raise FlowSpecError(problems)
     return doc
