@@ -374,7 +374,8 @@ class _Parser:
         prop = (info.config_schema.get("properties") or {}).get(path[0]) if info is not None else None
         if not isinstance(prop, Mapping):
             return False
-        options = prop.get("anyOf") if isinstance(prop.get("anyOf"), list) else [prop]
+        any_of = prop.get("anyOf")
+        options: list[Any] = any_of if isinstance(any_of, list) else [prop]
         types = {o.get("type") for o in options if isinstance(o, Mapping)}
         return "string" in types and not types & {"number", "integer", "boolean", "array", "object", None}
 
