@@ -12,7 +12,7 @@ import pytest
 from plait.assistant.catalog import RegistryCatalog
 from plait.assistant.events import FileWritten, FlowUpdate
 from plait.assistant.files import FileSandbox
-from plait.assistant.redaction import REDACTED
+from plait.assistant.redaction import REDACTED, mask_field
 from plait.assistant.tool_ports import GeneratedComponent, RunOutcome
 from plait.assistant.toolkit import NO_FLOW, TOOL_DEFINITIONS, Toolkit
 from plait.assistant.working_flow import WorkingFlow
@@ -556,3 +556,12 @@ async def test_m_s18_file_tools_through_the_toolkit(tmp_path: Path) -> None:
         FileWritten("write_file", "FLOW_DOCS.md", 6, "# Doc\n"),
         FileWritten("edit_file", "FLOW_DOCS.md", 7),
     ]
+
+
+def test_fields_a_schema_marks_secret_are_masked() -> None:
+    assert mask_field("endpoint", "https://x", {"type": "string", "writeOnly": True}) == REDACTED
+    assert mask_field("endpoint", "https://x", {"type": "string", "format": "password"}) == REDACTED
+    assert mask_field("endpoint", "https://x", {"type": "string", "secret": True}) == REDACTED
+    assert mask_field("max_tokens", 256, {"type": "integer"}) == 256  # not a token
+    assert mask_field("bot_token", "abc") == REDACTED and mask_field("password", "x") == REDACTED
+    assert mask_field("prompt", "Use {{ env.OPENAI_API_KEY }}") == REDACTED

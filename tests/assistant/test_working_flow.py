@@ -269,3 +269,16 @@ def test_propose_plan_needs_text(catalog: RegistryCatalog) -> None:
     flow.propose_plan("1. add a start node")
     assert flow.drain() == [FlowUpdate("propose_plan", {"markdown": "1. add a start node"})]
     assert flow.drain() == []
+
+
+def test_m_s8_a_multi_port_source_connects_through_the_named_port(catalog: RegistryCatalog) -> None:
+    """Langflow's select_output has no plait counterpart: every plait edge names its source port."""
+    flow = WorkingFlow(draft(), catalog)
+    flow.add_node("human", {"message": "Approve?", "actions": ["approve", "reject"]}, "review")
+    flow.connect("start", None, "review", None)
+    flow.drain()
+    ports = flow.output_ports(flow.require_node("review"))
+    assert len(ports) > 1
+    edge = flow.connect("review", ports[1], "answer", None)
+    assert edge["source_port"] == ports[1]
+    assert [e.action for e in flow.drain()] == ["connect"]
