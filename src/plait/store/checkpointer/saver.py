@@ -14,7 +14,7 @@ engine. Both paths are tested alike (`tests/store/test_checkpointer_conformance.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy import func, select
@@ -45,6 +45,9 @@ _node_runs = table_of(NodeRunRow)
 _events = table_of(RunEvent)
 _decisions = table_of(Decision)
 
+# Told of the events a call stored, once committed: (run_id, events). Must not block or raise.
+StoredListener = Callable[[str, Sequence[Event]], None]
+
 
 class SqlCheckpointer:
     """Implements `plait.engine.checkpoint.Checkpointer`; every method commits before it returns.
@@ -69,6 +72,9 @@ class SqlCheckpointer:
                 raise TypeError("SqlCheckpointer needs a sessionmaker bound to an AsyncEngine")
             engine = bind
         self.engine = engine
+        # Called after each commit with the events it stored (a queue worker publishes them to
+        # the API servers' streams: plait.workers.events.EventRelay).
+        self.listeners: list[StoredListener] = []
         self._vars: dict[str, dict[str, Any]] = {}
         self._owns_writer = False
         self._writer: SqliteWriter | None = None
@@ -97,6 +103,11 @@ class SqlCheckpointer:
         async with self.engine.begin() as conn:
             return await conn.run_sync(on_engine, run_id, *args)
 
+    def _stored(self, run_id: str, events: Sequence[Event]) -> None:
+        if events:
+            for listener in self.listeners:
+                listener(run_id, events)
+
     # -------------------------------------------------------------------------- protocol
     async def begin(self, record: RunRecord, events: Sequence[Event]) -> None:
         """Insert the run, or (restart, resume, a run the service queued) set it running again.
@@ -105,6 +116,7 @@ class SqlCheckpointer:
         run_id = record.run_id
         values = run_rows.begin_values(record, events[-1].seq if events else 0, time.time())
         context = await self._commit(sqlite_tx.begin, sql_tx.begin, run_id, values, events, starting=True)
+        self._stored(run_id, events)
         live = live_vars(context)
         self._vars[run_id] = live if live is not None else dict(record.variables)
 
@@ -120,6 +132,7 @@ class SqlCheckpointer:
                 # while the driver saves another node, plait.engine.items) merges onto it.
                 self._vars[run_id] = merged
         written = await self._commit(sqlite_tx.save, sql_tx.save, run_id, row, events, context, delta.vars)
+        self._stored(run_id, events)
         if merged is not None or written is not None:
             self._vars[run_id] = merged if merged is not None else written
 
@@ -129,11 +142,13 @@ class SqlCheckpointer:
         now = time.time()
         rows = [delta_row(run_id, delta, seq, now) for delta in deltas]
         await self._commit(sqlite_tx.save_started, sql_tx.save_started, run_id, rows, events)
+        self._stored(run_id, events)
 
     async def save_decision(self, run_id: str, decision: dict[str, Any], events: Sequence[Event]) -> None:
         """One edge-LLM decision into `decisions` (served by GET /runs/{id}/decisions), with its events."""
         row = decision_row(run_id, decision, time.time())
         await self._commit(sqlite_tx.save_decision, sql_tx.save_decision, run_id, row, events)
+        self._stored(run_id, events)
 
     async def finish(
         self,
@@ -146,6 +161,7 @@ class SqlCheckpointer:
         values = run_rows.finish_values(status, outputs, error, events, time.time())
         await self._commit(sqlite_tx.finish, sql_tx.finish, run_id, values, events)
         self.forget(run_id)
+        self._stored(run_id, events)
 
     async def load(self, run_id: str, *, events: bool = True) -> Checkpoint | None:
         """As `Checkpointer.load`; without `events`, `last_seq` comes from the events' index."""
