@@ -401,6 +401,7 @@ def worker_command(
     from plait.service import Services, Settings
     from plait.service.log_format import install_log_format, log_format_from_env
     from plait.service.observability import Observability
+    from plait.workers.events import EventRelay
     from plait.workers.worker import LoopThread, QueueWorker
 
     try:
@@ -415,6 +416,10 @@ def worker_command(
     local = dataclasses.replace(settings, executor="inline")
     loop = LoopThread()
     services = loop.call(Services.open(local))
+    # The events this worker commits go to the API servers' streams through Redis.
+    relay = EventRelay(settings.redis_url)
+    services.store.checkpointer.listeners.append(relay.stored)
+    loop.call(relay.start())
     # Metrics, traces and the JSON log context of the runs this worker executes, as a server has.
     install_log_format(log_format_from_env())
     observability = Observability.from_env(services)
@@ -433,6 +438,7 @@ def worker_command(
     finally:
         loop.call(observability.close())
         loop.call(services.close())
+        loop.call(relay.close())
         loop.stop()
 
 
