@@ -359,7 +359,10 @@ class WorkingFlow:
         in_port = target_port or self.default_input_port(target)
         out_ports = self.output_ports(source)
         in_ports = self.input_ports(target)
-        where = f"cannot connect {source['id']}.{out_port} -> {target['id']}.{in_port}"
+        where = (
+            f"cannot connect {source['id']}.{out_port} -> {target['id']}.{in_port} "
+            f"({source.get('type')} -> {target.get('type')})"
+        )
         if out_port not in out_ports:
             raise FlowEditError(
                 f"{where}: node {source['id']!r} ({source['type']}) has no output port {out_port!r}; "
