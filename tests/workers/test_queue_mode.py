@@ -378,8 +378,8 @@ def test_a_worker_serves_the_metrics_of_the_runs_it_executes(cluster: Cluster, c
 
 def test_the_servers_event_stream_follows_a_run_on_a_worker_closely(cluster: Cluster, counter: Any) -> None:
     """SSE on the API server of a run a worker executes: the events arrive within a fraction of a
-    second (the stream reads the store every 0.25 s while the run executes elsewhere), not at the
-    next 15 s heartbeat; every event once, in order."""
+    second (through Redis pub/sub; see test_event_stream.py), not at the next 15 s heartbeat;
+    every event once, in order."""
     cluster.serve()
     worker = cluster.worker("streamed", 4)
     cluster.wait_ready(worker)

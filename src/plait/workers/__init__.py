@@ -5,6 +5,8 @@
     queue.py     RunQueue: the API side, which sends messages
     worker.py    QueueWorker: the worker side, a Celery worker whose tasks hand each run to one
                  long-lived asyncio loop and acknowledge the message when the run stops
+    events.py    EventRelay / EventFeed: run events from the workers to the API servers' streams
+                 through Redis pub/sub, once committed to the log (the source of truth)
 
 This layer knows Celery and the message, not the service: the process that starts a worker
 (`plait worker`) passes in what executes a message (the service's `RunControl.execute_queued`),
