@@ -5,6 +5,8 @@ cancelled with it. The top-level listing does not show children."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
 import httpx
@@ -136,3 +138,32 @@ async def test_a_child_is_visible_to_whoever_can_see_its_parent(client: httpx.As
     hidden = await client.get("/api/v1/runs", params={"parent_run_id": parent["id"]}, headers=other)
     assert hidden.status_code == 404
     assert child_id not in (await client.get("/api/v1/runs", headers=other)).text
+
+
+async def test_cancelling_the_parent_stops_its_running_child(client: httpx.AsyncClient) -> None:
+    slow = {
+        "schema": "plait/flow@1",
+        "id": "slowkid",
+        "nodes": [
+            {"id": "start", "type": "start"},
+            {"id": "wait", "type": "delay", "config": {"seconds": 30}},
+            {"id": "out", "type": "output", "config": {"name": "said", "value": "late"}},
+        ],
+        "edges": [{"source": "start", "target": "wait"}, {"source": "wait", "target": "out"}],
+    }
+    await make_flow(client, slow)
+    await make_flow(client, parent_doc("slowmom", "slowkid"))
+    r = await client.post("/api/v1/flows/slowmom/runs", params={"mode": "background"}, json={"inputs": {}})
+    assert r.status_code == 202, r.text
+    run_id = r.json()["id"]
+    deadline = time.monotonic() + 10
+    while (await client.get(f"/api/v1/runs/{run_id}.sub")).status_code == 404:  # not begun yet
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.05)
+    child = await wait_status(client, f"{run_id}.sub", {"running"})
+    assert child["parent_run_id"] == run_id
+    r = await client.post(f"/api/v1/runs/{run_id}/cancel")
+    assert r.status_code == 200, r.text
+    await wait_status(client, run_id, {"cancelled"})
+    child = await wait_status(client, f"{run_id}.sub", {"cancelled"}, timeout=5)
+    assert child["nodes"]["wait"]["status"] == "cancelled"
