@@ -282,3 +282,12 @@ def test_m_s8_a_multi_port_source_connects_through_the_named_port(catalog: Regis
     edge = flow.connect("review", ports[1], "answer", None)
     assert edge["source_port"] == ports[1]
     assert [e.action for e in flow.drain()] == ["connect"]
+
+
+def test_the_fingerprint_ignores_the_layout(catalog: RegistryCatalog) -> None:
+    flow = WorkingFlow(draft(), catalog)
+    before = flow.fingerprint()
+    flow.auto_layout()
+    assert flow.fingerprint() == before
+    flow.configure("answer", {"text": "changed"})
+    assert flow.fingerprint() != before

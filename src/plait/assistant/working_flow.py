@@ -30,6 +30,7 @@ from pydantic import BaseModel, ValidationError
 
 from plait.assistant.catalog import COMPONENT_TYPE, ComponentCatalog, ComponentInfo
 from plait.assistant.events import FlowUpdate
+from plait.engine.flow import content_hash
 from plait.errors import PlaitError
 from plait.spec.loader import parse_document
 from plait.spec.models import DEFAULT_PORT_IN, DEFAULT_PORT_OUT, RESERVED_IDS, SCHEMA_ID
@@ -512,6 +513,15 @@ class WorkingFlow:
     def validate(self) -> list[dict[str, Any]]:
         """Every problem of the working flow (plait's validator), each with node and field."""
         return validate_flow(self.doc, self.catalog)
+
+    def fingerprint(self) -> str:
+        """A hash of the flow's content without the layout: equal before and after a fix attempt
+        that changed nothing but positions (the verification loop stops then, spec 6.3)."""
+        content = copy.deepcopy(self.doc)
+        for node in content.get("nodes") or ():
+            if isinstance(node, dict):
+                node.pop("position", None)
+        return content_hash(content)
 
     # ------------------------------------------------------------------------------- layout
     def _free_position(self) -> dict[str, float]:
