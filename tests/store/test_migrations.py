@@ -21,6 +21,7 @@ EXPECTED_TABLES = {
     "components",
     "decisions",
     "flow_shares",
+    "flow_restore_points",
     "flow_versions",
     "flows",
     "human_tasks",
@@ -47,7 +48,7 @@ async def test_migrate_creates_every_table_and_is_idempotent(db_url: str) -> Non
     assert set(TABLES) == EXPECTED_TABLES
     assert await current_revision(db_url) is None
     await migrate(db_url)
-    assert await current_revision(db_url) == head_revision() == "0007"
+    assert await current_revision(db_url) == head_revision() == "0008"
     assert await _tables(db_url) == EXPECTED_TABLES | {"alembic_version"}
     await migrate(db_url)  # second run: nothing to do, no error
     assert await current_revision(db_url) == head_revision()

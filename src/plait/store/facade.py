@@ -20,6 +20,7 @@ from plait.store.repos import (
     EventRepo,
     FlowRepo,
     HumanTaskRepo,
+    RestorePointRepo,
     RunRepo,
     ShareRepo,
     TriggerFireRepo,
@@ -53,6 +54,7 @@ class Store:
         self.variables = VariableRepo(sm, self.box)
         self.components = ComponentRepo(sm)
         self.triggers = TriggerRepo(sm)
+        self.restore_points = RestorePointRepo(sm)
         self.trigger_fires = TriggerFireRepo(sm)
         self._checkpointer: SqlCheckpointer | None = None
 

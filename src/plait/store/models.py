@@ -153,6 +153,20 @@ class FlowVersion(Base):
     created_at: Mapped[float] = mapped_column(default=time.time)
 
 
+class FlowRestorePoint(Base):
+    """A flow's draft as it was before the assistant changed it (migration 0008): what "Undo the
+    assistant's changes" puts back. Not a published version; pruned to the newest few per flow."""
+
+    __tablename__ = "flow_restore_points"
+
+    id: Mapped[int] = mapped_column(AutoId, primary_key=True, autoincrement=True)
+    flow_id: Mapped[str] = mapped_column(ForeignKey("flows.id", ondelete="CASCADE"), index=True)
+    document: Mapped[dict[str, Any]]
+    note: Mapped[str] = mapped_column(Text, default="")
+    created_by: Mapped[str | None]  # the user whose request made it
+    created_at: Mapped[float] = mapped_column(default=time.time)
+
+
 class Run(Base):
     """One run. `flow_id` is not a foreign key: runs of flows that are not in the library (a file
     run from the CLI, a test) are stored too. `variables` are the flow variables the run started
