@@ -1,0 +1,374 @@
+"""Importing RAGFlow agent documents (plait.spec.formats.ragflow): the real RAGFlow documents in
+ragflow_fixtures/ (copied from ../shared/fixtures/ragflow, Apache-2.0, see its README) and small
+documents written from the DSL's rules (seed 003, sections 4-5) for the shapes they lack."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, ConfigDict
+
+from plait.engine.api import resume, run
+from plait.engine.checkpoint import InMemoryCheckpointer
+from plait.engine.flow import load_flow
+from plait.llm.scripted import ScriptedProvider
+from plait.nodes import Node, NodeContext
+from plait.nodes.builtin import BUILTIN_NODE_TYPES
+from plait.nodes.registry import NodeRegistry, default_registry
+from plait.spec.formats import RagflowImportError, import_ragflow, is_ragflow
+from plait.tools.builtin import default_tools
+
+FIXTURES = Path(__file__).parent / "ragflow_fixtures"
+TOOLS = default_tools().names()
+
+
+def load(name: str) -> dict[str, Any]:
+    return json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))
+
+
+class RetrievalConfig(BaseModel):
+    """Stands in for issue 16's `retrieval` node (another helper's work): only its config matters."""
+
+    model_config = ConfigDict(extra="forbid")
+    query: str = ""
+    knowledge_bases: list[str] = []
+    top_k: int = 5
+    similarity_threshold: float = 0.2
+    keyword_weight: float = 0.5
+    empty_response: str = ""
+
+
+class FakeRetrieval(Node[RetrievalConfig]):
+    type_name = "retrieval"
+    Config = RetrievalConfig
+
+    def execute(self, ctx: NodeContext) -> Any:
+        return {"formalized_content": "chunk", "json": []}
+
+
+def with_retrieval() -> NodeRegistry:
+    return NodeRegistry([*BUILTIN_NODE_TYPES, FakeRetrieval])
+
+
+# ------------------------------------------------------------------------------- the fixtures
+
+# Which fixture imports, and which is refused naming exactly which components.
+OUTCOMES: dict[str, tuple[str, list[str]]] = {
+    "agent_msg": ("ok", []),
+    "dfx_picture_parser": ("ok", []),
+    "questions_category": ("ok", []),
+    "subaget": ("ok", []),
+    "switch": ("ok", []),
+    "all": ("ragflow_unsupported", ["Retrieval:KBSearch"]),  # until plait has a retrieval node
+    "browser": ("ragflow_unsupported", ["Browser:BusyHatsSink"]),
+    "resume": (
+        "ragflow_ingestion",
+        [
+            "File",
+            "Parser:HipSignsRhyme",
+            "Tokenizer:KindHandsWin",
+            "TitleChunker:FlatMiceFix",
+            "Extractor:ThreeDrinksAct",
+            "Extractor:ItchyFoxesStrive",
+            "Extractor:BusyClocksRush",
+            "Extractor:CuteSignsCut",
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OUTCOMES))
+def test_every_fixture_imports_valid_or_is_refused_by_name(name: str) -> None:
+    outcome, components = OUTCOMES[name]
+    data = load(name)
+    assert is_ragflow(data)
+    if outcome == "ok":
+        result = import_ragflow(data, catalog=default_registry(), tools=TOOLS)
+        assert result.problems == []
+        assert result.document["schema"] == "plait/flow@1"
+        return
+    with pytest.raises(RagflowImportError) as err:
+        import_ragflow(data, catalog=default_registry(), tools=TOOLS)
+    assert err.value.code == outcome
+    assert [c["id"] for c in err.value.components] == components
+    if outcome == "ragflow_ingestion":
+        assert "an ingestion pipeline, not an agent" in err.value.message
+    else:
+        assert all(c["reason"] for c in err.value.components)  # says what to do
+
+
+def test_all_json_imports_when_a_retrieval_node_exists() -> None:
+    result = import_ragflow(load("all"), catalog=with_retrieval(), tools=TOOLS)
+    assert result.problems == []
+    nodes = {n["id"]: n for n in result.document["nodes"]}
+    assert nodes["Retrieval:KBSearch"]["type"] == "retrieval"
+    assert nodes["Retrieval:KBSearch"]["config"]["top_k"] == 5
+    loop = nodes["Loop:InputUntil1"]
+    body = {n["id"]: n for n in loop["config"]["body"]["nodes"]}
+    # LoopItem is gone; ExitLoop sets the flag the loop's `until` tests; the body's input, read
+    # after the loop, is copied to a variable.
+    assert "LoopItem:InputUntil1Start" not in body
+    assert body["ExitLoop:LoopExit"]["type"] == "assign"
+    assert {"ref": "{{vars.Loop_InputUntil1_exit}}", "op": "==", "value": True} in loop["config"]["until"]
+    assert body["UserFillUp:LoopInput_value"]["requires"] == ["UserFillUp:LoopInput"]
+    assert nodes["Message:LoopDone"]["config"]["text"].endswith("{{vars.UserFillUp_LoopInput.value}}")
+    iteration = nodes["Iteration:IterateList"]
+    assert iteration["type"] == "map"
+    assert iteration["config"]["items"] == "{{StringTransform:SplitCSV}}"
+    fmt = {n["id"]: n for n in iteration["config"]["body"]["nodes"]}["StringTransform:FmtItem"]
+    assert fmt["config"]["template"] == "{{index}}: {{item}}"
+    # Switch: 12 cases in order, the default branch on `else`; a missing target is dropped.
+    route = [e for e in result.document["edges"] if e["source"] == "Switch:Route"]
+    assert len(nodes["Switch:Route"]["config"]["cases"]) == 12
+    assert {"source": "Switch:Route", "source_port": "else", "target": "Message:Help"} in route
+    assert any("CodeExec:FunnyBroomsShare" in w for w in result.warnings)
+    # env.* are conversation variables: flow variables in plait.
+    assert result.document["variables"]["counter"] == 0
+    assert nodes["VariableAssigner:IncCounter"]["config"]["assignments"] == [
+        {"variable": "counter", "op": "+=", "value": 1}
+    ]
+
+
+def test_graph_only_and_components_shapes_import_the_same() -> None:
+    data = load("agent_msg")
+    graph_only = {k: v for k, v in data.items() if k != "components"}
+    a = import_ragflow(data, catalog=default_registry()).document
+    b = import_ragflow(graph_only, catalog=default_registry()).document
+
+    def key(doc: dict[str, Any]) -> Any:
+        return sorted(n["id"] for n in doc["nodes"]), sorted(
+            json.dumps(e, sort_keys=True) for e in doc["edges"]
+        )
+
+    assert key(a) == key(b)
+
+
+def test_positions_and_names_are_kept_for_the_canvas() -> None:
+    doc = import_ragflow(load("switch"), catalog=default_registry()).document
+    switch = next(n for n in doc["nodes"] if n["type"] == "switch")
+    assert switch["label"] == "条件_0"
+    assert set(switch["position"]) == {"x", "y"}
+
+
+async def test_switch_fixture_takes_each_branch() -> None:
+    doc = import_ragflow(load("switch"), catalog=default_registry()).document
+    seen = {}
+    for query in ("上海", "北京", "深圳", "其他"):
+        result = await run(doc, {"query": query})
+        assert result.status == "completed"
+        seen.update(result.outputs)
+    assert seen == {
+        "Message:HappyLandsFly": "上海shanghai",
+        "Message:RedHousesStart": "北京beijing",
+        "Message:ShakyRingsInvite": "深圳shenzhen",
+        "Message:WeakPlumsMove": "其他不知道\n\n",
+    }
+
+
+async def test_agent_fixture_runs_with_the_scripted_provider() -> None:
+    doc = import_ragflow(load("agent_msg"), catalog=default_registry()).document
+    provider = ScriptedProvider([{"content": "Hello from the agent"}])
+    result = await run(doc, {"query": "hi"}, providers={"scripted": provider})
+    assert result.status == "completed", result.error
+    assert result.outputs == {"Message:MajorNumbersPlay": "Hello from the agent"}
+
+
+async def test_all_json_loop_waits_for_each_input_and_exits_on_1() -> None:
+    registry = with_retrieval()
+    doc = load_flow(import_ragflow(load("all"), catalog=registry).document, registry=registry)
+    cp = InMemoryCheckpointer()
+    result = await run(doc, {"query": "go"}, checkpointer=cp)
+    assert result.status == "waiting"
+    result = await resume(doc, result.run_id, {"demo": "loop"}, checkpointer=cp)
+    assert result.status == "waiting"  # the loop's first input
+    result = await resume(doc, result.run_id, {"value": "again"}, checkpointer=cp)
+    assert result.status == "waiting"
+    result = await resume(doc, result.run_id, {"value": "1"}, checkpointer=cp)
+    assert result.status == "completed", result.error
+    assert result.outputs["Message:LoopDone"].endswith("1")
+
+
+async def test_all_json_iteration_maps_each_item() -> None:
+    registry = with_retrieval()
+    doc = load_flow(import_ragflow(load("all"), catalog=registry).document, registry=registry)
+    cp = InMemoryCheckpointer()
+    result = await run(doc, {"query": "go"}, checkpointer=cp)
+    result = await resume(doc, result.run_id, {"demo": "iteration"}, checkpointer=cp)
+    result = await resume(doc, result.run_id, {"csv": "a,b"}, checkpointer=cp)
+    assert result.status == "completed", result.error
+    assert '"0: a"' in result.outputs["Message:IterDone"] and '"1: b"' in result.outputs["Message:IterDone"]
+
+
+# ------------------------------------------------------------------------------- DSL shapes
+
+
+def component(name: str, params: dict[str, Any], down: list[str] = (), **extra: Any) -> dict[str, Any]:  # type: ignore[assignment]
+    return {
+        "obj": {"component_name": name, "params": params},
+        "downstream": list(down),
+        "upstream": [],
+        **extra,
+    }
+
+
+def test_v1_components_and_references() -> None:
+    data = {
+        "components": {
+            "begin": component("Begin", {"prologue": "hi"}, ["RewriteQuestion:A"]),
+            "RewriteQuestion:A": component(
+                "RewriteQuestion", {"llm_id": "gpt-4o@OpenAI"}, ["KeywordExtract:B"]
+            ),
+            "KeywordExtract:B": component(
+                "KeywordExtract", {"llm_id": "gpt-4o@OpenAI", "top_n": 4}, ["DuckDuckGo:C"]
+            ),
+            "DuckDuckGo:C": component(
+                "DuckDuckGo", {"query": "KeywordExtract:B@content", "top_n": 3}, ["Relevant:D"]
+            ),
+            "Relevant:D": component(
+                "Relevant",
+                {"llm_id": "gpt-4o@OpenAI", "yes": "Generate:E", "no": "Answer:F"},
+                ["Generate:E", "Answer:F"],
+            ),
+            "Generate:E": component(
+                "Generate",
+                {
+                    "llm_id": "claude-x@Anthropic",
+                    "prompt": "Use {DuckDuckGo:C@formalized_content}",
+                    "max_retries": 2,
+                    "delay_after_error": 3,
+                    "exception_method": "comment",
+                    "exception_default_value": "sorry",
+                },
+                ["Answer:F"],
+            ),
+            "Answer:F": component(
+                "Answer", {"content": ["{Generate:E@content} / {RewriteQuestion:A@content}"]}
+            ),
+        }
+    }
+    result = import_ragflow(data, catalog=default_registry(), tools=TOOLS)
+    assert result.problems == []
+    nodes = {n["id"]: n for n in result.document["nodes"]}
+    assert (
+        nodes["RewriteQuestion:A"]["type"] == "llm"
+        and nodes["RewriteQuestion:A"]["config"]["provider"] == "openai"
+    )
+    assert nodes["DuckDuckGo:C"]["config"] == {
+        "tool": "web_search",
+        "args": {"query": "{{KeywordExtract:B}}", "max_results": 3},
+    }
+    assert [c["name"] for c in nodes["Relevant:D"]["config"]["categories"]] == ["yes", "no"]
+    gen = nodes["Generate:E"]
+    assert gen["config"]["provider"] == "anthropic" and gen["config"]["system"] == "Use {{DuckDuckGo:C}}"
+    assert gen["retry"] == {"max_attempts": 3, "delay_s": 3.0, "backoff": 1.0}
+    assert nodes["Answer:F"]["type"] == "message"
+    assert nodes["Answer:F"]["config"]["text"] == "{{Generate:E}} / {{RewriteQuestion:A}}"
+    assert any("exception handling" in w for w in result.warnings)
+    assert result.document["metadata"]["ragflow"]["components"]["Generate:E"] == "Generate"
+
+
+def test_agent_tools_mcp_and_categorize_routes() -> None:
+    data = {
+        "components": {
+            "begin": component(
+                "Begin",
+                {"inputs": {"q": {"name": "Question", "type": "line", "optional": False}}},
+                ["Categorize:C"],
+            ),
+            "Categorize:C": component(
+                "Categorize",
+                {
+                    "llm_id": "m@OpenAI",
+                    "query": "begin@q",
+                    "category_description": {
+                        "问候": {"description": "greetings", "examples": "hi\nhello", "to": ["Agent:A"]},
+                        "other": {"description": "", "to": ["Message:M"]},
+                    },
+                },
+                ["Agent:A", "Message:M"],
+            ),
+            "Agent:A": component(
+                "Agent",
+                {
+                    "llm_id": "m@OpenAI",
+                    "prompts": [{"role": "user", "content": "{begin@q}"}],
+                    "tools": [{"component_name": "TavilySearch"}, {"component_name": "Wikipedia"}],
+                    "mcp": [
+                        {"mcp_id": "maps", "tools": {"weather": {"enabled": True}, "off": {"enabled": False}}}
+                    ],
+                    "max_rounds": 3,
+                },
+                ["Message:M"],
+            ),
+            "Message:M": component("Message", {"content": ["{Agent:A@content}{Categorize:C@category_name}"]}),
+        }
+    }
+    result = import_ragflow(data, catalog=default_registry(), tools=TOOLS)
+    assert result.problems == []
+    doc = result.document
+    nodes = {n["id"]: n for n in doc["nodes"]}
+    assert doc["inputs"] == {
+        "type": "object",
+        "properties": {"q": {"title": "Question", "type": "string"}},
+        "required": ["q"],
+    }
+    cat = nodes["Categorize:C"]["config"]
+    assert cat["input"] == "{{begin.q}}"
+    assert cat["categories"][0] == {
+        "name": "category",
+        "description": "问候: greetings",
+        "examples": ["hi", "hello"],
+    }
+    edges = [(e.get("source_port"), e["target"]) for e in doc["edges"] if e["source"] == "Categorize:C"]
+    assert edges == [("category", "Agent:A"), ("other", "Message:M"), ("else", "Message:M")]
+    agent = nodes["Agent:A"]["config"]
+    assert agent["tools"] == ["web_search", "wikipedia", "mcp:maps/weather"]
+    assert agent["max_steps"] == 4 and agent["prompt"] == "{{begin.q}}"
+    assert nodes["Message:M"]["config"]["text"] == "{{Agent:A.content}}{{Categorize:C.category}}"
+
+
+def test_every_unsupported_component_is_named_in_one_error() -> None:
+    data = {
+        "components": {
+            "begin": component("Begin", {}, ["Agent:A"]),
+            "Agent:A": component(
+                "Agent",
+                {"llm_id": "m@OpenAI", "tools": [{"component_name": "Google"}, {"component_name": "Email"}]},
+                ["Frobnicate:X"],
+            ),
+            "Frobnicate:X": component("Frobnicate", {}, ["ExeSQL:S"]),
+            "ExeSQL:S": component("ExeSQL", {"sql": "select 1"}, ["CodeExec:J"]),
+            "CodeExec:J": component("CodeExec", {"lang": "javascript", "script": "1"}),
+        }
+    }
+    with pytest.raises(RagflowImportError) as err:
+        import_ragflow(data, catalog=default_registry(), tools=TOOLS)
+    named = [(c["id"], c["component"]) for c in err.value.components]
+    assert named == [
+        ("Agent:A", "Agent"),
+        ("Agent:A", "Agent"),
+        ("Frobnicate:X", "Frobnicate"),
+        ("ExeSQL:S", "ExeSQL"),
+        ("CodeExec:J", "CodeExec"),
+    ]
+    text = err.value.message
+    assert "'Google'" in text and "'Email'" in text and "Python only" in text and "no sql node yet" in text
+
+
+def test_not_ragflow_and_not_json_are_clear_errors() -> None:
+    with pytest.raises(RagflowImportError) as err:
+        import_ragflow({"schema": "plait/flow@1", "nodes": []})
+    assert err.value.code == "ragflow_format"
+    with pytest.raises(RagflowImportError) as err:
+        import_ragflow("{not json")
+    assert err.value.code == "ragflow_syntax"
+    assert not is_ragflow({"components": {"a": 1}})
+    assert not is_ragflow("text")
+
+
+def test_text_input_is_parsed() -> None:
+    text = (FIXTURES / "switch.json").read_text(encoding="utf-8")
+    assert import_ragflow(text, catalog=default_registry()).problems == []
