@@ -65,6 +65,7 @@ class World:
     variable: str
     component: str = "Upper"
     trigger: str = ""  # a webhook trigger of the flow
+    restore_point: int = 0  # a restore point of the flow
     forbidden: list[str] = field(default_factory=list)  # strings other users' lists must not contain
 
 
@@ -277,6 +278,18 @@ ROUTES: dict[tuple[str, str], tuple[str, Request]] = {
         "mine_write",
         _with("/api/v1/assistant/sessions/reset?session_id=s1", lambda w, u: None),
     ),
+    ("GET", "/api/v1/flows/{flow_id}/restore-points"): (
+        "flow_view",
+        _get("/api/v1/flows/{w.flow}/restore-points"),
+    ),
+    ("GET", "/api/v1/flows/{flow_id}/restore-points/{point_id}"): (
+        "flow_view",
+        _get("/api/v1/flows/{w.flow}/restore-points/{w.restore_point}"),
+    ),
+    ("POST", "/api/v1/flows/{flow_id}/restore-points/{point_id}/restore"): (
+        "flow_edit",
+        _with("/api/v1/flows/{w.flow}/restore-points/{w.restore_point}/restore", lambda w, u: None),
+    ),
 }
 ASSISTANT_SCRIPT = '[{"json": {"translation": "hi", "intent": "off_topic"}, "repeat": true}]'
 RULES["flow_view_write"] = _rule(OK, "404", OK, OK, "403", "401", OK)
@@ -289,8 +302,9 @@ LIST_ROUTES = {
 class Matrix:
     """An app with the users and keys of the matrix; `world()` makes a fresh set of resources."""
 
-    def __init__(self, client: httpx.AsyncClient) -> None:
+    def __init__(self, client: httpx.AsyncClient, services: Any = None) -> None:
         self.client = client
+        self.services = services  # for what no route creates (a restore point)
         self.keys: dict[str, str | None] = {"nokey": None, "admin": API_KEY}
         self.users: dict[str, str] = {}
         self.counter = itertools.count(1)
@@ -354,6 +368,9 @@ class Matrix:
         spare_user = await self._call("POST", "/api/v1/users", body={"email": f"spare{n}@example.com"})
         await self._call("POST", "/api/v1/components", owner, {"source": COMPONENT})
         trigger = await self._call("POST", f"/api/v1/flows/{flow_id}/triggers", owner, {"kind": "webhook"})
+        point = await self.services.restore_points.save(
+            flow_id, human_flow(flow_id), note="before the assistant's changes", created_by=None
+        )
         return World(
             n=n,
             flow=flow_id,
@@ -364,6 +381,7 @@ class Matrix:
             spare_user=spare_user["id"],
             variable=variable,
             trigger=trigger["id"],
+            restore_point=point,
             forbidden=[flow_id, waiting["id"], done["id"], variable],
         )
 
@@ -381,7 +399,7 @@ async def matrix(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> AsyncIterato
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test", timeout=30) as client:
-            m = Matrix(client)
+            m = Matrix(client, app.state.services)
             await m.setup()
             yield m
 

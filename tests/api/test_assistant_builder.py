@@ -253,3 +253,51 @@ async def test_m_s10_secrets_stay_hidden_from_the_agent(
     complete(await ask(client, "withkey", "what headers does the call node send?"))
     seen = json.dumps([m.content for r in provider_requests(app, await me(client)) for m in r.messages])
     assert "sk-live-123456" not in seen
+
+
+async def test_issue_13_a_restore_point_undoes_the_assistants_changes(
+    client: httpx.AsyncClient, canvas: str, script: Any
+) -> None:
+    """Before the turn's first change the draft is saved; `complete.restore_version_id` names
+    it; restoring it puts the draft back (and is itself undoable)."""
+    before = (await client.get(f"/api/v1/flows/{canvas}")).json()["draft"]
+    script(
+        [
+            intent("build_flow", "rename the output"),
+            call("configure_component", component_id="out", params={"name": "renamed"}),
+            {"content": "Renamed."},
+        ]
+    )
+    data = complete(await ask(client, canvas, "rename the output"))
+    point = data["restore_version_id"]
+    # the panel applies the live edit to the canvas (the draft changes)...
+    changed = {
+        **before,
+        "nodes": [
+            {**n, "config": {**n.get("config", {}), "name": "renamed"}} if n["id"] == "out" else n
+            for n in before["nodes"]
+        ],
+    }
+    assert (await client.put(f"/api/v1/flows/{canvas}", json={"document": changed})).status_code == 200
+    # ...and "Undo the assistant's changes" restores the saved draft
+    listed = (await client.get(f"/api/v1/flows/{canvas}/restore-points")).json()
+    assert listed[0]["id"] == point and listed[0]["note"] == "before the assistant's changes"
+    r = await client.post(f"/api/v1/flows/{canvas}/restore-points/{point}/restore")
+    assert r.status_code == 200, r.text
+    assert r.json()["draft"] == before
+    # the draft it replaced became a restore point too
+    newest = (await client.get(f"/api/v1/flows/{canvas}/restore-points")).json()[0]
+    assert (
+        newest["id"] != point
+        and (await client.get(f"/api/v1/flows/{canvas}/restore-points/{newest['id']}")).json()["document"]
+        == changed
+    )
+    # restore points are not versions: runs and the version list never see them
+    assert (await client.get(f"/api/v1/flows/{canvas}/versions")).json() == []
+
+
+async def test_a_question_makes_no_restore_point(client: httpx.AsyncClient, canvas: str, script: Any) -> None:
+    script([intent("question"), {"content": "A flow is a graph."}])
+    data = complete(await ask(client, canvas, "what is a flow?"))
+    assert "restore_version_id" not in data
+    assert (await client.get(f"/api/v1/flows/{canvas}/restore-points")).json() == []

@@ -445,3 +445,13 @@ class AssistantReset(BaseModel):
     status: Literal["ok"]
     components_cleared: int
     session_id: str | None
+
+
+class RestorePointOut(BaseModel):
+    id: int
+    flow_id: str
+    note: str
+    created_by: str | None
+    created_at: float
+    node_count: int
+    document: dict[str, Any] | None = None

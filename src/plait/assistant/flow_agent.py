@@ -14,6 +14,9 @@ change reaches the client as `flow_update` / `file_written` events:
   wording). Otherwise it comes with a `flow_preview` and the `flow_proposal_ready` step, and the
   user applies it with Add or Replace.
 
+Restore point (issue 13). Before the turn's first change reaches the client, the canvas's
+draft is saved as a restore point (`restore_point`), and `complete.restore_version_id` names it.
+
 Verification (spec B61). A turn that built a new flow without running it runs the flow
 once, with probe inputs. A failure goes back to the agent to fix, at most `verify_attempts` runs
 in all. An error outside the flow (a missing key, the network, a timeout) stops at once with a
@@ -101,6 +104,8 @@ class _Turn:
     tail_updates: int = 0  # flow updates after a set_flow (they are in the final set_flow)
     changed: bool = False  # any flow edit that applies live
     stopped_for_plan: bool = False
+    restore_point_id: int | None = None
+    restore_saved: bool = False
     verification_runs: int = 0
     verified: bool | None = None
     caveat: str | None = None
@@ -118,8 +123,11 @@ class FlowBuilderAgent:
         max_steps: int = MAX_AGENT_STEPS,
         verify: bool = True,
         verify_attempts: int = MAX_VERIFY_ATTEMPTS,
+        restore_point: Callable[[], Awaitable[int | None]] | None = None,
     ) -> None:
         self.toolkits = toolkits
+        # Saves the canvas's draft before the turn's first change (issue 13 item 4), once.
+        self.restore_point = restore_point
         self.max_steps = max_steps
         self.verify = verify
         self.verify_attempts = verify_attempts
@@ -193,6 +201,8 @@ class FlowBuilderAgent:
             if isinstance(event, FileWritten):
                 await emit(event)
                 continue
+            if event.action != "propose_plan":
+                await self._save_restore_point(turn)
             if event.action == "set_flow":
                 turn.saw_set_flow = True
                 continue
@@ -242,9 +252,16 @@ class FlowBuilderAgent:
             await self._loop(toolkit, messages, models, emit, turn, max(3, self.max_steps // 3))
 
     # -------------------------------------------------------------------------- the outcome
+    async def _save_restore_point(self, turn: _Turn) -> None:
+        if turn.restore_saved or self.restore_point is None:
+            return
+        turn.restore_saved = True
+        turn.restore_point_id = await self.restore_point()
+
     async def _finish(self, toolkit: Toolkit, emit: Emit, turn: _Turn) -> None:
         if not turn.saw_set_flow:
             return
+        await self._save_restore_point(turn)
         flow = toolkit.flow.doc
         if turn.tail_updates:
             log.warning("flow_builder.tail_updates.buffered tail_count=%d", turn.tail_updates)
@@ -279,6 +296,8 @@ class FlowBuilderAgent:
             and intent in ("run_flow", "component_then_flow")
             and not toolkit.flow.ran,
         }
+        if turn.restore_point_id is not None:
+            data["restore_version_id"] = turn.restore_point_id
         if turn.verified is not None:
             data["verified"] = turn.verified
             data["verification_caveat"] = turn.caveat

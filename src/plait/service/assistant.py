@@ -54,6 +54,7 @@ from plait.service.assistant_components import AssistantComponents
 from plait.service.assistant_metrics import AssistantMetrics
 from plait.service.assistant_runner import AssistantFlowRunner
 from plait.service.errors import Conflict, Invalid, NotFound, ServiceError
+from plait.service.restore_points import RestorePointService
 from plait.service.runs import RunService
 from plait.service.runs.secrets import RunSecrets
 from plait.store import Store
@@ -143,7 +144,9 @@ class AssistantService:
         *,
         enabled: bool | None = None,
         files_dir: Path | None = None,
+        restore_points: RestorePointService | None = None,
     ) -> None:
+        self.restore_points = restore_points  # None: no "undo the assistant's changes"
         self.store = store
         self.access = access
         self.runs = runs  # None: the flow builder cannot run flows
@@ -250,7 +253,14 @@ class AssistantService:
                 runner,
             )
 
-        return FlowBuilderAgent(toolkit, verify=self.verify_flows)
+        async def restore_point() -> int | None:
+            if self.restore_points is None or request.flow is None:
+                return None
+            return await self.restore_points.save(
+                request.flow_id, request.flow, note="before the assistant's changes", created_by=who.user_id
+            )
+
+        return FlowBuilderAgent(toolkit, verify=self.verify_flows, restore_point=restore_point)
 
     def _check_enabled(self) -> None:
         if not self.enabled:

@@ -15,6 +15,7 @@ from plait.service.bus import EventBus
 from plait.service.catalog import CatalogService
 from plait.service.components import ComponentService
 from plait.service.flows import FlowService
+from plait.service.restore_points import RestorePointService
 from plait.service.runs import RunService
 from plait.service.settings import Settings
 from plait.service.triggers import TriggerService
@@ -43,7 +44,10 @@ class Services:
         self.catalog = CatalogService(store, mcp=self.mcp)
         self.triggers = TriggerService(store, self.flows, self.runs)  # schedules and webhooks
         self.users = UserService(store, settings)
-        self.assistant = AssistantService(store, self.access, self.runs)  # PLAIT_ASSISTANT=off: its routes 404
+        self.restore_points = RestorePointService(store, self.flows)  # undo the assistant's changes
+        self.assistant = AssistantService(
+            store, self.access, self.runs, restore_points=self.restore_points
+        )  # PLAIT_ASSISTANT=off: its routes 404
         self.signin_url: str | None = None  # the link printed at start (when `signin_link_base`)
 
     @classmethod

@@ -10,6 +10,7 @@ from plait.api.routes import (
     components,
     editor,
     flows,
+    restore_points,
     runs,
     tasks,
     tools,
@@ -36,6 +37,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     users.me,
     users.auth,
     assistant.router,
+    restore_points.router,
 )
 
 __all__ = ["ROUTERS"]
