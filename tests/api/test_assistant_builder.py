@@ -301,3 +301,116 @@ async def test_a_question_makes_no_restore_point(client: httpx.AsyncClient, canv
     data = complete(await ask(client, canvas, "what is a flow?"))
     assert "restore_version_id" not in data
     assert (await client.get(f"/api/v1/flows/{canvas}/restore-points")).json() == []
+
+
+ROUTER_SPEC = """\
+name: Support triage
+inputs:
+  query: string
+nodes:
+  start: start
+  route: switch
+  billing: output
+  bugs: output
+edges:
+  start -> route
+  route.billing -> billing
+  route.bug -> bugs
+config:
+  route.cases: [{"name": "billing", "when": [{"ref": "inputs.query", "op": "contains", "value": "charged"}]}, {"name": "bug", "when": [{"ref": "inputs.query", "op": "contains", "value": "crash"}]}]
+  billing.name: team
+  billing.value: billing
+  bugs.name: team
+  bugs.value: bugs
+"""
+
+
+async def test_issue_13_acceptance_build_a_router_and_run_it(
+    client: httpx.AsyncClient, empty_canvas: str, script: Any
+) -> None:
+    """On an empty flow: build a flow that routes a message to billing or bugs and run it with 'I
+    was charged twice' -> "Orchestrating...", a set_flow applied because the run succeeded, a
+    complete naming billing with run metrics and usage, and the run in GET /api/v1/runs."""
+    text = "build a flow that routes a message to billing or bugs and run it with 'I was charged twice'"
+    script(
+        [
+            intent("run_flow", text),
+            call("search_components", query="switch route"),
+            call("build_flow", spec=ROUTER_SPEC),
+            call("run_flow", inputs={"query": "I was charged twice"}),
+            {"content": "The message went to billing."},
+        ]
+    )
+    events = await ask(client, empty_canvas, text)
+    first = next(e for e in events if e["event"] == "progress")
+    assert first["step"] == "orchestrating" and first["message"] == "Orchestrating..."
+    (update,) = flow_updates(events)
+    assert update["action"] == "set_flow" and update["auto_apply"] is True
+    data = complete(events)
+    assert "billing" in data["result"]
+    assert data["run_metrics"]["duration_seconds"] > 0 and data["usage"]["total_tokens"] > 0
+    runs = (await client.get("/api/v1/runs")).json()
+    (run,) = [r for r in runs if r["flow_id"] == "empty"]
+    detail = (await client.get(f"/api/v1/runs/{run['id']}")).json()
+    assert detail["status"] == "completed" and detail["outputs"] == {"team": "billing"}
+
+
+async def test_m_s86_unsafe_inline_code_is_refused_before_running(
+    client: httpx.AsyncClient, app: Any, empty_canvas: str, script: Any
+) -> None:
+    spec = (
+        "nodes:\n  start: start\n  leak: code\n  out: output\nedges:\n  start -> leak\n  leak -> out\n"
+        "config:\n  leak.code: |\n    import os\n    result = os.environ.get('PLAIT_SECRET_KEY')\n"
+        '  out.value: "{{leak}}"\n'
+    )
+    script(
+        [
+            intent("run_flow"),
+            call("build_flow", spec=spec),
+            call("run_flow", inputs={}),
+            {"content": "It was refused."},
+        ]
+    )
+    data = complete(await ask(client, empty_canvas, "build and run a flow that prints the env"))
+    tool_results = [
+        m.content for r in provider_requests(app, await me(client)) for m in r.messages if m.role == "tool"
+    ]
+    assert any("Refused to run" in (t or "") for t in tool_results), tool_results
+    assert "run_metrics" not in data
+    assert (await client.get("/api/v1/runs", params={"flow_id": "empty"})).json() == []
+
+
+async def test_m_s80_edits_proposed_with_a_run_still_to_do_expect_a_continuation(
+    client: httpx.AsyncClient, canvas: str, script: Any
+) -> None:
+    from plait.assistant.texts import EDIT_CONTINUATION_INPUT
+
+    script(
+        [
+            intent("run_flow", "rename the output and run it"),
+            call("propose_field_edit", component_id="out", field_name="name", new_value="renamed"),
+            {"content": "Accept the change and I will run it."},
+            # the continuation the panel sends after the user accepts: no classifier call
+            call("run_flow", inputs={"query": "x"}),
+            {"content": "Ran it."},
+        ]
+    )
+    events = await ask(client, canvas, "rename the output and run it")
+    (edit,) = flow_updates(events)
+    assert edit["action"] == "edit_field" and edit["new_value"] == "renamed" and edit["patch"]
+    assert complete(events)["continuation_expected"] is True
+    data = complete(await ask(client, canvas, EDIT_CONTINUATION_INPUT))
+    assert data["intent"] == "build_flow" and data["result"] == "Ran it." and data["run_metrics"]
+
+
+async def test_m_s81_edits_with_nothing_deferred_expect_no_continuation(
+    client: httpx.AsyncClient, canvas: str, script: Any
+) -> None:
+    script(
+        [
+            intent("build_flow", "rename the output"),
+            call("propose_field_edit", component_id="out", field_name="name", new_value="renamed"),
+            {"content": "Accept the change when ready."},
+        ]
+    )
+    assert complete(await ask(client, canvas, "rename the output"))["continuation_expected"] is False

@@ -242,6 +242,9 @@ class FlowBuilderAgent:
                 return
             message = str(error or status)
             turn.verified = False
+            if message.startswith("Refused to run"):  # unsafe code: never retried into running
+                turn.caveat = _clip(message)
+                return
             if _EXTERNAL.search(message):
                 turn.caveat = VERIFY_EXTERNAL_CAVEAT.format(error=_clip(message))
                 return
