@@ -132,6 +132,10 @@ async def test_m_s7_a_spec_with_an_orphan_is_an_error_the_agent_fixes(
     requests = provider_requests(app, await me(client))
     tool_results = [m.content for r in requests for m in r.messages if m.role == "tool"]
     assert any("lonely" in (t or "") and "error" in (t or "") for t in tool_results)
+    metrics = (await client.get("/metrics")).text
+    line = next(x for x in metrics.splitlines() if x.startswith("assistant_flow_orphan_rejection_total"))
+    assert float(line.split()[-1]) >= 1
+    assert 'assistant_flow_update_events_total{action="set_flow"}' in metrics
 
 
 async def test_a_s26_a_plan_stops_the_turn(client: httpx.AsyncClient, empty_canvas: str, script: Any) -> None:

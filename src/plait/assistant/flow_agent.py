@@ -35,7 +35,7 @@ from typing import Any
 
 from plait.assistant import flow_io
 from plait.assistant.events import FileWritten, FlowPreview, FlowUpdate, Progress, Token
-from plait.assistant.ports import Emit, ModelCall
+from plait.assistant.ports import Emit, ModelCall, NoTelemetry, Telemetry
 from plait.assistant.toolkit import RUN_OK_STATUSES, Toolkit
 from plait.llm.base import Message
 
@@ -124,7 +124,9 @@ class FlowBuilderAgent:
         verify: bool = True,
         verify_attempts: int = MAX_VERIFY_ATTEMPTS,
         restore_point: Callable[[], Awaitable[int | None]] | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
+        self.telemetry: Telemetry = telemetry or NoTelemetry()
         self.toolkits = toolkits
         # Saves the canvas's draft before the turn's first change (issue 13 item 4), once.
         self.restore_point = restore_point
@@ -187,6 +189,11 @@ class FlowBuilderAgent:
                         call.name,
                         str(result["error"])[:200],
                     )
+                    self.telemetry.flow_builder("tool_failed", call.name)
+                    problems = result.get("problems") or ()
+                    if any(isinstance(p, dict) and p.get("code") == "orphan_nodes" for p in problems):
+                        log.error("flow_builder.spec.orphan error=%s", str(result["error"])[:300])
+                        self.telemetry.flow_builder("orphan_rejection")
                 await self._forward(toolkit, emit, turn)
                 messages.append(Message("tool", _as_text(result), tool_call_id=call.id, name=call.name))
             if toolkit.plan_proposed:
@@ -217,6 +224,7 @@ class FlowBuilderAgent:
             if event.action in ("add_component", "remove_component", "connect", "configure"):
                 turn.changed = True
             turn.events.append(event.action)
+            self.telemetry.flow_builder("update", event.action)
             await emit(event)
 
     # ------------------------------------------------------------------------- verification
@@ -268,6 +276,7 @@ class FlowBuilderAgent:
         flow = toolkit.flow.doc
         if turn.tail_updates:
             log.warning("flow_builder.tail_updates.buffered tail_count=%d", turn.tail_updates)
+        self.telemetry.flow_builder("update", "set_flow")
         if toolkit.flow.ran:  # built and ran in this turn: applied without asking
             await emit(FlowUpdate("set_flow", {"flow": flow, "auto_apply": True}))
             return
@@ -284,6 +293,7 @@ class FlowBuilderAgent:
             )
         )
         log.info("flow_builder.proposal.ready node_count=%d edge_count=%d", len(nodes), len(edges))
+        self.telemetry.flow_builder("proposal_ready")
         await emit(Progress("flow_proposal_ready", message="Flow ready: review it, then add or replace"))
 
     def _result(self, toolkit: Toolkit, intent: str, turn: _Turn) -> dict[str, Any]:

@@ -65,6 +65,10 @@ class Telemetry(Protocol):
     def tokens(self, phase: Phase, provider: str, input_tokens: int, output_tokens: int) -> None: ...
     def attempts(self, count: int, validated: bool) -> None: ...
     def finished(self, outcome: Literal["complete", "error", "cancelled"], seconds: float) -> None: ...
+    def flow_builder(self, what: str, action: str = "") -> None:
+        """A flow-builder fact: `update` (with the flow_update action), `proposal_ready`,
+        `orphan_rejection`, `tool_failed` (with the tool name)."""
+        ...
 
 
 class NoTelemetry:
@@ -80,4 +84,7 @@ class NoTelemetry:
         pass
 
     def finished(self, outcome: Literal["complete", "error", "cancelled"], seconds: float) -> None:
+        pass
+
+    def flow_builder(self, what: str, action: str = "") -> None:
         pass

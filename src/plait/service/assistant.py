@@ -260,7 +260,9 @@ class AssistantService:
                 request.flow_id, request.flow, note="before the assistant's changes", created_by=who.user_id
             )
 
-        return FlowBuilderAgent(toolkit, verify=self.verify_flows, restore_point=restore_point)
+        return FlowBuilderAgent(
+            toolkit, verify=self.verify_flows, restore_point=restore_point, telemetry=self.metrics
+        )
 
     def _check_enabled(self) -> None:
         if not self.enabled:

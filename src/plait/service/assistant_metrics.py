@@ -56,6 +56,24 @@ COMPONENTS_REFUSED = Counter(
     ["reason"],
     registry=REGISTRY,
 )
+FLOW_UPDATES = Counter(
+    "assistant_flow_update_events",
+    "flow_update events sent to clients, by action.",
+    ["action"],
+    registry=REGISTRY,
+)
+PROPOSALS_READY = Counter(
+    "assistant_flow_proposal_ready", "Whole-flow proposals shown for review.", registry=REGISTRY
+)
+ORPHAN_REJECTIONS = Counter(
+    "assistant_flow_orphan_rejection", "build_flow specs refused for nodes without edges.", registry=REGISTRY
+)
+TOOL_FAILURES = Counter(
+    "assistant_flow_tool_failures",
+    "Flow-builder tool calls that returned an error, by tool.",
+    ["tool"],
+    registry=REGISTRY,
+)
 SESSION_RESETS = Counter("assistant_session_reset", "Assistant session resets.", registry=REGISTRY)
 RESET_COMPONENTS = Counter(
     "assistant_session_reset_components_cleared",
@@ -86,6 +104,16 @@ class AssistantMetrics:
             ERRORS.inc()
         elif outcome == "cancelled":
             CANCELLATIONS.inc()
+
+    def flow_builder(self, what: str, action: str = "") -> None:
+        if what == "update":
+            FLOW_UPDATES.labels(action=action).inc()
+        elif what == "proposal_ready":
+            PROPOSALS_READY.inc()
+        elif what == "orphan_rejection":
+            ORPHAN_REJECTIONS.inc()
+        elif what == "tool_failed":
+            TOOL_FAILURES.labels(tool=action).inc()
 
     def component_refused(self, reason: str) -> None:
         COMPONENTS_REFUSED.labels(reason=reason).inc()
