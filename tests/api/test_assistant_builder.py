@@ -418,3 +418,116 @@ async def test_m_s81_edits_with_nothing_deferred_expect_no_continuation(
         ]
     )
     assert complete(await ask(client, canvas, "rename the output"))["continuation_expected"] is False
+
+
+# ------------------------------------------------------------------ more of section 3.1 over SSE
+async def test_m_s5_m_s6_search_describe_add_and_connect_apply_live(
+    client: httpx.AsyncClient, canvas: str, script: Any
+) -> None:
+    script(
+        [
+            intent("build_flow", "add a delay before the output"),
+            call("search_components", query="wait delay"),
+            call("describe_component", component_type="delay"),
+            call("add_component", component_type="delay", component_id="pause", config={"seconds": 0}),
+            call(
+                "connect_components",
+                source_id="start",
+                source_output="out",
+                target_id="pause",
+                target_input="in",
+            ),
+            {"content": "Added a pause."},
+        ]
+    )
+    events = await ask(client, canvas, "add a delay before the output")
+    updates = flow_updates(events)
+    assert [u["action"] for u in updates] == ["add_component", "connect"]
+    assert updates[0]["node"]["id"] == "pause" and "position" in updates[0]["node"]
+    assert updates[1]["edge"]["source"] == "start" and updates[1]["edge"]["target"] == "pause"
+    assert not [e for e in events if e["event"] == "flow_preview"]  # M-S16: no proposal
+
+
+async def test_m_s11_a_s40_the_canvas_is_summarised_capped_and_quoted(
+    client: httpx.AsyncClient, app: Any, script: Any
+) -> None:
+    big = linear_flow("big", 60)
+    assert (await client.post("/api/v1/flows", json={"document": big})).status_code == 201
+    script([intent("build_flow"), call("describe_flow_io"), {"content": "It has 62 nodes."}])
+    complete(await ask(client, "big", "what does this flow take and give?"))
+    requests = provider_requests(app, await me(client))
+    prompt = requests[1].messages[1].content
+    block = prompt.split("[End of canvas reference]")[0]
+    summary = block.split("\n", 1)[1]
+    assert len(summary.rstrip("\n")) <= 2000 + len("\n... [truncated]")
+    assert summary.rstrip("\n").endswith("... [truncated]")
+    assert prompt.endswith("what does this flow take and give?")
+    # the working flow starts from the canvas: describe_flow_io read the real 62 nodes
+    result = json.loads(next(m.content for m in requests[2].messages if m.role == "tool"))
+    assert "error" not in result
+
+
+async def test_m_s14_decision_6_build_flow_is_refused_on_a_canvas_with_nodes(
+    client: httpx.AsyncClient, app: Any, canvas: str, script: Any
+) -> None:
+    script([intent("build_flow"), call("build_flow", spec=SPEC), {"content": "I will edit it instead."}])
+    events = await ask(client, canvas, "build me an echo flow")
+    assert flow_updates(events) == []
+    tool = next(
+        m.content for r in provider_requests(app, await me(client)) for m in r.messages if m.role == "tool"
+    )
+    assert "error" in json.loads(tool)
+
+
+async def test_m_s21_m_s22_reading_and_searching_files_emit_nothing(
+    client: httpx.AsyncClient, app: Any, canvas: str, script: Any
+) -> None:
+    script(
+        [
+            intent("manage_files"),
+            call("write_file", path="NOTES.md", content="line one\nthe API key lives in Settings\n"),
+            call("read_file", path="NOTES.md"),
+            call("grep_search", pattern="API key"),
+            {"content": "Found it on line 2."},
+        ]
+    )
+    events = await ask(client, canvas, "write NOTES.md then find 'API key' in it")
+    assert len([e for e in events if e["event"] == "file_written"]) == 1  # only the write
+    results = [
+        json.loads(m.content)
+        for r in provider_requests(app, await me(client))
+        for m in r.messages
+        if m.role == "tool"
+    ]
+    read, grep = results[-2], results[-1]
+    assert "2" in json.dumps(read) and "the API key lives in Settings" in json.dumps(read)
+    assert "NOTES.md" in json.dumps(grep)
+
+
+async def test_a_s33_a_built_in_template_component_is_not_refused(
+    client: httpx.AsyncClient, app: Any, empty_canvas: str, script: Any
+) -> None:
+    """FetchText reads an environment variable, which the scan refuses in user code; saved
+    verbatim it is a built-in template and runs (here it fails on the network, not the gate)."""
+    from plait.sdk.templates import FETCH_TEXT
+
+    assert (await client.post("/api/v1/components", json={"source": FETCH_TEXT})).status_code == 201
+    spec = (
+        "inputs:\n  url: string\nnodes:\n  start: start\n  fetch: FetchText\n  out: output\n"
+        'edges:\n  start -> fetch\n  fetch -> out\nconfig:\n  fetch.inputs: {"url": "{{inputs.url}}"}\n'
+        '  out.value: "{{fetch.status}}"\n'
+    )
+    script(
+        [
+            intent("run_flow"),
+            call("build_flow", spec=spec),
+            call("run_flow", inputs={"url": "http://127.0.0.1:9/"}),
+            {"content": "It could not reach the address."},
+        ]
+    )
+    complete(await ask(client, empty_canvas, "build a fetcher and run it"))
+    tool_results = [
+        m.content for r in provider_requests(app, await me(client)) for m in r.messages if m.role == "tool"
+    ]
+    assert not any("Refused to run" in (t or "") for t in tool_results), tool_results
+    assert (await client.get("/api/v1/runs", params={"flow_id": "empty"})).json()  # it really ran

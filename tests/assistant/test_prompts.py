@@ -13,6 +13,7 @@ from plait.assistant.prompts import (
     CANVAS_END,
     HISTORY_END,
     MAX_CANVAS_SUMMARY_CHARS,
+    SUMMARY_TRUNCATED,
     canvas_summary,
     format_for_prompt,
     intent_messages,
@@ -262,3 +263,17 @@ def test_question_prompt_lists_node_types() -> None:
 def test_system_prompts_are_built_once() -> None:
     assert intent_messages("a")[0].content is intent_messages("b")[0].content
     assert question_messages("a")[0].content is question_messages("b")[0].content
+
+
+def test_a_summary_cut_exactly_at_the_cap_still_says_it_was_cut() -> None:
+    """Lines are dropped once the summary is full; even when what is left is exactly at the cap,
+    the marker tells the model the flow goes on."""
+    nodes = [{"id": "start", "type": "start"}] + [
+        {"id": f"d{i}", "type": "delay", "config": {"seconds": 0.0}} for i in range(60)
+    ]
+    edges = [{"source": "start" if i == 0 else f"d{i - 1}", "target": f"d{i}"} for i in range(60)]
+    for extra in range(0, 40):
+        flow = {"name": "L" * (1 + extra), "nodes": nodes, "edges": edges}
+        text = canvas_summary(flow)
+        assert text.endswith("... [truncated]"), extra
+        assert len(text) <= MAX_CANVAS_SUMMARY_CHARS + len(SUMMARY_TRUNCATED)

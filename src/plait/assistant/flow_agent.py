@@ -17,7 +17,7 @@ change reaches the client as `flow_update` / `file_written` events:
 Restore point (issue 13). Before the turn's first change reaches the client, the canvas's
 draft is saved as a restore point (`restore_point`), and `complete.restore_version_id` names it.
 
-Verification (spec B61). A turn that built a new flow without running it runs the flow
+Verification (spec B61). A turn that built a new flow and never ran it runs the flow
 once, with probe inputs. A failure goes back to the agent to fix, at most `verify_attempts` runs
 in all. An error outside the flow (a missing key, the network, a timeout) stops at once with a
 caveat instead. Verification runs are real runs of the flow, but they never count as "the user
@@ -231,8 +231,8 @@ class FlowBuilderAgent:
     async def _verify(
         self, toolkit: Toolkit, messages: list[Message], models: ModelCall, emit: Emit, turn: _Turn
     ) -> None:
-        if not turn.saw_set_flow or toolkit.flow.ran or toolkit.runner is None:
-            return
+        if not turn.saw_set_flow or toolkit.last_run is not None or toolkit.runner is None:
+            return  # nothing new to check, or the agent ran it itself and saw how it went
         if toolkit.flow.is_empty() or _has_pausing_nodes(toolkit.flow.doc):
             return  # loops of people and waits: checked by the validator, not by a run
         for attempt in range(1, self.verify_attempts + 1):

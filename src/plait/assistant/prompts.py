@@ -155,6 +155,7 @@ class _Lines:
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.size = 0
+        self.dropped = False  # something was left out because the summary was full
 
     @property
     def full(self) -> bool:
@@ -172,6 +173,7 @@ def _graph(out: _Lines, graph: Mapping[str, Any], indent: str, depth: int) -> No
         out.add(f"{indent}nodes:")
         for node in nodes:
             if out.full:
+                out.dropped = True
                 return
             if not isinstance(node, Mapping):
                 continue
@@ -191,10 +193,13 @@ def _graph(out: _Lines, graph: Mapping[str, Any], indent: str, depth: int) -> No
             if isinstance(body, Mapping) and depth < MAX_BODY_DEPTH:
                 out.add(f"{indent}    body:")
                 _graph(out, body, indent + "      ", depth + 1)
-    if isinstance(edges, list) and edges and not out.full:
+    if isinstance(edges, list) and edges and out.full:
+        out.dropped = True
+    elif isinstance(edges, list) and edges:
         out.add(f"{indent}edges:")
         for edge in edges:
             if out.full:
+                out.dropped = True
                 return
             line = _edge_line(edge)
             if line is not None:
@@ -237,7 +242,7 @@ def canvas_summary(flow: Mapping[str, Any] | None) -> str:
         out.add("policy: " + _one_line(str(settings["policy"]), MAX_VALUE_CHARS))
     _graph(out, flow, "", 0)
     text = "\n".join(out.lines)
-    if len(text) > MAX_CANVAS_SUMMARY_CHARS:
+    if len(text) > MAX_CANVAS_SUMMARY_CHARS or out.dropped:
         text = text[:MAX_CANVAS_SUMMARY_CHARS] + SUMMARY_TRUNCATED
     return text
 
