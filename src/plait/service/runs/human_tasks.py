@@ -4,11 +4,19 @@ and expire the ones past their deadline, which fails their node.
 An answer is checked by the waiting node against the task as it was shown, recorded at most once
 (a conditional UPDATE), and the run resumes in the background through the launcher. Answers,
 cancels and expiries of one run are serialised by the run's lock.
+
+In queue mode (PLAIT_EXECUTOR=celery) an answer is recorded only once its resume message is in
+the queue, so that an answer is never marked submitted without a message to resume the run:
+this process takes the run's lease (another process answering the same run meanwhile gets 409,
+and a worker that receives the message waits for it), sends the message, records the answer, and
+lets go of the lease. When Redis cannot be reached nothing is recorded: 503, the task stays open,
+and the person sends the answer again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import Any
 
@@ -16,10 +24,21 @@ from plait import Flow, NodeError
 from plait.engine.status import RunStatus, TaskStatus
 from plait.service.errors import Conflict, Gone, Invalid, NotFound, ServiceError
 from plait.service.flows import FlowService
-from plait.service.runs.launcher import Resume, RunLauncher
+from plait.service.runs.launcher import Resume, RunLauncher, queued_message
 from plait.service.runs.views import PENDING_TASK, RunViews, task_view
 from plait.store import Store
 from plait.store.models import HumanTask, Run
+from plait.workers import RunQueue
+from plait.workers.queue import QueueUnavailable
+
+log = logging.getLogger("plait.service")
+
+
+class AnswerNotQueued(ServiceError):
+    """Queue mode: the answer's resume could not be sent (Redis unreachable); nothing was recorded."""
+
+    status = 503
+    code = "queue_unavailable"
 
 
 def problems_of_message(message: str) -> list[dict[str, Any]]:
@@ -128,6 +147,14 @@ class HumanTasks:
             await self.expire_due()
             raise Gone(f"the task of node {task.node_id!r} expired")
         clean = check_answer(flow, task, data)
+        if self.launcher.queue is not None:
+            return await self._answer_queued(self.launcher.queue, row, task, clean)
+        done = await self._submit(task, clean)
+        self.launcher.launch(row.id, flow, Resume(clean, task.node_id), owner_id=row.owner_id)
+        return task_view(done)
+
+    async def _submit(self, task: HumanTask, clean: Any) -> HumanTask:
+        """Record the answer (at most once); Gone or Conflict when the task is no longer open."""
         done = await self.store.human_tasks.submit(task.token, clean)
         if done is None:
             again = await self.store.human_tasks.get(task.token)
@@ -135,8 +162,37 @@ class HumanTasks:
             if status == TaskStatus.EXPIRED:
                 raise Gone(f"the task of node {task.node_id!r} expired")
             raise Conflict(f"the task was already {status}")
-        self.launcher.launch(row.id, flow, Resume(clean, task.node_id), owner_id=row.owner_id)
-        return task_view(done)
+        return done
+
+    async def _answer_queued(self, queue: RunQueue, row: Run, task: HumanTask, clean: Any) -> dict[str, Any]:
+        """Queue mode: under the run's lease, send the resume, then record the answer (see the
+        module docstring). AnswerNotQueued (503) when the queue cannot be reached: the task stays
+        open."""
+        runs, owner = self.store.runs, self.launcher.owner
+        if not await runs.acquire_lease(row.id, owner, self.launcher.settings.lease_ttl_s):
+            raise Conflict(
+                f"run {row.id!r} is busy (another answer, or a worker continuing it); try again",
+                code="run_busy",
+            )
+        try:
+            now = await self.store.human_tasks.get(task.token)
+            if now is None or now.status != PENDING_TASK:
+                raise Conflict(f"the task was already {now.status if now is not None else 'removed'}")
+            try:
+                await queue.enqueue(queued_message(row.id, Resume(clean, task.node_id)))
+            except QueueUnavailable as exc:
+                log.error("answer to run %s not recorded: %s", row.id, exc.message)
+                hint = "the task is still open: send the answer again in a moment"
+                raise AnswerNotQueued(
+                    "the answer was not recorded: the run queue (Redis) cannot be reached",
+                    hint=hint,
+                    details={"hint": hint},
+                ) from exc
+            # Sent: record it. Only an expiry in the last instant can refuse it now; the worker
+            # then finds the node failed (the expiry's resume), or still waiting and answered.
+            return task_view(await self._submit(task, clean))
+        finally:
+            await runs.release_lease(row.id, owner)
 
     async def expire_due(self) -> int:
         """Expire the pending tasks past their deadline; their nodes fail (in the background)."""
@@ -160,4 +216,4 @@ class HumanTasks:
             self.launcher.launch(row.id, flow, Resume(None, task.node_id), owner_id=row.owner_id)
 
 
-__all__ = ["HumanTasks", "check_answer", "problems_of_message"]
+__all__ = ["AnswerNotQueued", "HumanTasks", "check_answer", "problems_of_message"]
