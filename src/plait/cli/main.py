@@ -413,7 +413,8 @@ def worker_command(
         raise typer.Exit(EXIT_FAILED) from exc
     assert settings.redis_url is not None  # check_executor
     # A worker executes in this process what it takes from the queue (the server only queues).
-    local = dataclasses.replace(settings, executor="inline")
+    # Recovered runs count against its concurrency, as queued ones do.
+    local = dataclasses.replace(settings, executor="inline", max_active_runs=concurrency)
     loop = LoopThread()
     services = loop.call(Services.open(local))
     # The events this worker commits go to the API servers' streams through Redis.

@@ -55,6 +55,9 @@ class Settings:
     # PLAIT_TRIGGER_FIRES_RETENTION_DAYS: the schedulers delete trigger firings older than this
     # (a trigger's newest one and those of unfinished runs stay: see TriggerFireRepo.prune); 0: never.
     trigger_fires_retention_days: float = 30.0
+    # The most runs this process executes at once, 0: no cap. `plait worker` sets it to its
+    # concurrency, so that the runs its crash recovery takes wait for a slot like queued ones.
+    max_active_runs: int = 0
     import_examples: bool = False  # PLAIT_IMPORT_EXAMPLES: import examples_dir when no flow exists
     examples_dir: Path | None = None  # PLAIT_EXAMPLES_DIR
     require_auth: bool = True  # False: every request acts as the local admin (tests, embedding)

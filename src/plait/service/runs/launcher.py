@@ -133,6 +133,10 @@ class RunLauncher:
         self._locks: dict[str, asyncio.Lock] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._claimed: set[str] = set()  # runs being created here (not yet executing)
+        # A cap on the runs executing here at once (`plait worker --concurrency`): queued runs and
+        # the ones recovery takes alike; a run past it waits for a slot (holding its lease).
+        cap = settings.max_active_runs
+        self.slots: asyncio.Semaphore | None = asyncio.Semaphore(cap) if cap > 0 else None
         # Queue mode: runs are sent to the workers, not executed here.
         self.queue: RunQueue | None = None
         if settings.executor == "celery" and settings.redis_url:
@@ -147,6 +151,11 @@ class RunLauncher:
     def executing(self, run_id: str) -> asyncio.Task[RunResult | None] | None:
         """The task of the run when it executes here."""
         return self._tasks.get(run_id)
+
+    def has_room(self) -> bool:
+        """Whether one more run may execute here now (always, without a cap)."""
+        cap = self.settings.max_active_runs
+        return cap <= 0 or len(self._tasks) < cap
 
     def is_claimed(self, run_id: str) -> bool:
         """Whether this process is creating the run (its row may not be leased yet). In queue
@@ -267,7 +276,11 @@ class RunLauncher:
                     await self.end_idle(run_id, RunStatus.CANCELLED, None)
                 return None
             env, mask = await self.secrets.for_run(owner_id)
-            result = await self._engine_call(run_id, flow, how, env, mask)
+            if self.slots is None:
+                result = await self._engine_call(run_id, flow, how, env, mask)
+            else:
+                async with self.slots:
+                    result = await self._engine_call(run_id, flow, how, env, mask)
             finished = result.status in TERMINAL_RUN_STATUSES
             await self.flush_rows(run_id)
             if result.status == RunStatus.CANCELLED:

@@ -81,6 +81,8 @@ class Recovery:
         )
         fresh = time.time() - QUEUED_GRACE_S
         for row in rows:
+            if not self.launcher.has_room():
+                break  # the cap on runs executing here (plait worker --concurrency): later
             if (
                 self._closing
                 or self.launcher.executing(row.id) is not None
