@@ -95,6 +95,12 @@ class Upper(Component):
 # (method, OpenAPI path) -> (rule, request: path and JSON body for a world)
 ROUTES: dict[tuple[str, str], tuple[str, Request]] = {
     ("GET", "/healthz"): ("public", _get("/healthz")),
+    # MCP over streamable HTTP: any caller with `read` reaches it (each sees only their own flows:
+    # tests/mcp); a ping is the smallest message.
+    ("POST", "/mcp"): (
+        "mine_read",
+        _with("/mcp", lambda w, u: {"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+    ),
     ("GET", "/api/v1/flows"): ("mine_read", _get("/api/v1/flows")),
     ("POST", "/api/v1/flows"): (
         "mine_write",

@@ -15,18 +15,19 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import RedirectResponse, Response
 
 import plait
 from plait.api.body_limit import BodyLimit
-from plait.api.deps import SESSION_COOKIE, Svc
+from plait.api.deps import ERRORS, READ, SESSION_COOKIE, Caller, Svc
 from plait.api.errors import install_error_handlers
 from plait.api.log_redaction import install_log_redaction
 from plait.api.metrics import install_metrics_route
 from plait.api.routes import ROUTERS
 from plait.api.routes.users import set_session_cookie
 from plait.api.ui import WebUI
+from plait.mcp.http import MCPHttp
 from plait.service import ServiceError, Services, Settings
 from plait.service.log_format import install_log_format, log_format_from_env
 from plait.service.observability import Observability
@@ -101,7 +102,23 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     for router in ROUTERS:
         app.include_router(router)
+    app.include_router(_mcp_router())
     return app
+
+
+def _mcp_router() -> APIRouter:
+    """`POST /mcp`: plait as an MCP server (streamable HTTP, plait.mcp), as the request's caller.
+    Its transport starts with the app (the router's lifespan, after the app's own)."""
+    transport = MCPHttp()
+    router = APIRouter(lifespan=transport.lifespan, tags=["mcp"])
+
+    @router.post("/mcp", dependencies=[READ], response_class=Response, responses=ERRORS)
+    async def mcp(who: Caller) -> Response:
+        """One MCP message (JSON-RPC) over streamable HTTP, answered as JSON: the flow-builder
+        tools on your flows, the flow library, and each published flow you may run as a tool."""
+        return transport.response(who)
+
+    return router
 
 
 async def _is_admin(svc: Services, request: Request) -> bool:
