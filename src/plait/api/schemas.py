@@ -25,8 +25,14 @@ class FlowUpdate(_In):
 
 
 class FlowImport(_In):
-    content: str | None = Field(None, description="A plait flow as JSON or YAML text.")
-    document: dict[str, Any] | None = Field(None, description="A plait flow as a JSON object.")
+    content: str | None = Field(None, description="A plait flow or RAGFlow agent as JSON or YAML text.")
+    document: dict[str, Any] | None = Field(
+        None, description="A plait flow or RAGFlow agent as a JSON object."
+    )
+    format: Literal["plait", "ragflow"] | None = Field(
+        None, description="The document's format; default: detected (see docs/ragflow.md)."
+    )
+    id: str | None = Field(None, description="The flow id to import as (default: the document's own).")
     overwrite: bool = False
     publish: bool = False
 
@@ -76,6 +82,11 @@ class FlowSummary(BaseModel):
 class FlowOut(FlowSummary):
     draft: dict[str, Any]
     problems: list[dict[str, Any]]
+
+
+class FlowImportOut(FlowOut):
+    format: str | None = Field(None, description="Set when the document was not a plait flow.")
+    warnings: list[str] = Field(default_factory=list, description="What the import approximated.")
 
 
 class VersionOut(BaseModel):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import hashlib
 import json
 import re
 import secrets
@@ -18,14 +19,20 @@ from sqlalchemy.exc import IntegrityError
 from plait.engine.context import operator_keys
 from plait.engine.flow import Flow, PlanCache, load_flow
 from plait.net.redact import SecretMask
+from plait.nodes.registry import default_registry
 from plait.service.access import Access, AccessService, Principal
 from plait.service.errors import Conflict, Forbidden, Invalid, NotFound
 from plait.service.scrub import scrub_secrets
+from plait.spec.formats.ragflow import RagflowImportError, import_ragflow, is_ragflow
+from plait.spec.formats.ragflow_export import RagflowExportError, export_ragflow
 from plait.spec.loader import check_document_data, read_document_data
 from plait.spec.problems import FlowValidationError
 from plait.store import Store
 from plait.store.models import FlowRow, FlowShare, FlowVersion
+from plait.tools import default_tools
 
+FORMAT_RAGFLOW = "ragflow"
+DEFAULT_RAGFLOW_ID = "ragflow-agent"  # what the importer names a flow when no id is given
 FLOW_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}$")
 
 
@@ -406,9 +413,17 @@ class FlowService:
         publish: bool = False,
         owner_id: str | None = None,
         who: Principal | None = None,
+        fmt: str | None = None,
+        flow_id: str | None = None,
     ) -> dict[str, Any]:
-        """Import a plait flow (JSON or YAML text, or a dict); problems are reported, not fatal
-        (the draft is stored), unless `publish` is asked."""
+        """Import a plait flow or a RAGFlow agent (JSON or YAML text, or a dict); problems are
+        reported, not fatal (the draft is stored), unless `publish` is asked.
+
+        `fmt` is "plait" or "ragflow"; None detects it (a RAGFlow document has `components` or
+        `graph`, never `schema`). A RAGFlow import adds `format` and the importer's `warnings` to
+        the answer; its flow id is `flow_id`, else one derived from the document's content."""
+        if fmt not in (None, "plait", FORMAT_RAGFLOW):
+            raise Invalid(f"unknown format {fmt!r}", details={"hint": "use plait or ragflow"})
         if isinstance(source, str):
             if not source.strip():
                 raise Invalid("the document is empty")
@@ -425,13 +440,49 @@ class FlowService:
             data = source
         if not isinstance(data, dict):
             raise Invalid("the flow document must be a JSON/YAML object")
+        warnings: builtins.list[str] | None = None
+        if fmt == FORMAT_RAGFLOW or (fmt is None and is_ragflow(data)):
+            data, warnings = self._from_ragflow(data, flow_id)
+        elif fmt is None and not ({"schema", "nodes"} & data.keys()):
+            raise Invalid(
+                "unknown document: neither a plait flow (schema, nodes) nor a RAGFlow agent "
+                "(components, or graph.nodes)",
+                details={"hint": "import a plait/flow@1 document or a RAGFlow agent's DSL JSON"},
+            )
+        elif flow_id:
+            data = {**data, "id": flow_id}
         if not data.get("id"):
             raise Invalid("the document has no id", details={"hint": 'add "id": "my-flow"'})
         flow = await self.create(data, overwrite=overwrite, owner_id=owner_id, who=who)
         if publish:
             await self.publish(flow["id"], note="imported")
             flow = await self.get(flow["id"], who=who)
+        if warnings is not None:
+            flow = {**flow, "format": FORMAT_RAGFLOW, "warnings": warnings}
         return flow
+
+    def _from_ragflow(
+        self, data: dict[str, Any], flow_id: str | None
+    ) -> tuple[dict[str, Any], builtins.list[str]]:
+        """The plait flow of a RAGFlow document, and the importer's warnings; refusals are 422s
+        that name every component at fault (docs/ragflow.md)."""
+        try:
+            result = import_ragflow(
+                data,
+                catalog=self.plans.registry or default_registry(),
+                tools=default_tools().names(),
+                flow_id=flow_id,
+            )
+        except RagflowImportError as exc:
+            details: dict[str, Any] = {"hint": exc.hint} if exc.hint else {}
+            if exc.components:
+                details["components"] = exc.components
+            raise Invalid(exc.message, details=details, code=exc.code) from exc
+        document = result.document
+        if not flow_id and document.get("id") == DEFAULT_RAGFLOW_ID:
+            digest = hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
+            document["id"] = f"ragflow-{digest[:10]}"
+        return document, result.warnings
 
     async def import_file(
         self, path: Path, *, publish: bool = True, owner_id: str | None = None
@@ -441,6 +492,8 @@ class FlowService:
         )
 
     async def export(self, flow_id: str, version: str | None = None, fmt: str = "json") -> str:
+        """The flow as JSON or YAML text, or as a RAGFlow agent document (`fmt` "ragflow"), with
+        the secrets its runs read scrubbed."""
         row = await self.get_row(flow_id)
         spec = (version or "draft").strip().lower()
         if spec == "draft":
@@ -461,6 +514,25 @@ class FlowService:
         clean = scrub_secrets(document, SecretMask([*run_variables.secrets, *operator_keys()]))
         if fmt == "yaml":
             return yaml.safe_dump(clean, sort_keys=False, allow_unicode=True)
+        if fmt == FORMAT_RAGFLOW:
+            return json.dumps(_to_ragflow({**clean, "id": flow_id}), indent=2, ensure_ascii=False)
         if fmt != "json":
-            raise Invalid("format must be json or yaml")
+            raise Invalid("format must be json, yaml or ragflow")
         return json.dumps(clean, indent=2, ensure_ascii=False)
+
+
+def _to_ragflow(document: dict[str, Any]) -> dict[str, Any]:
+    """A flow as a RAGFlow agent document; a flow that cannot be one is a 422 naming its nodes."""
+    try:
+        return export_ragflow(document)
+    except RagflowExportError as exc:
+        details: dict[str, Any] = {"hint": exc.hint} if exc.hint else {}
+        if exc.nodes:
+            details["nodes"] = exc.nodes
+        raise Invalid(exc.message, details=details, code=exc.code) from exc
+    except FlowValidationError as exc:
+        raise Invalid(
+            "the flow has problems",
+            details={"problems": [p.to_dict() for p in exc.problems]},
+            code="invalid_flow",
+        ) from exc

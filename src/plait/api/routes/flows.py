@@ -47,12 +47,20 @@ async def create_flow(svc: Svc, who: Caller, body: s.FlowCreate) -> Any:
     )
 
 
-@router.post("/import", status_code=201, response_model=s.FlowOut, dependencies=[WRITE])
+@router.post("/import", status_code=201, response_model=s.FlowImportOut, dependencies=[WRITE])
 async def import_flow(svc: Svc, who: Caller, body: s.FlowImport) -> Any:
+    """Import a plait flow or a RAGFlow agent (format detected, or `format`)."""
     source: Any = body.document if body.document is not None else body.content
     if source is None:
         raise ServiceError("give the flow as `content` (JSON/YAML text) or `document`", code="invalid")
-    return await svc.flows.import_document(source, overwrite=body.overwrite, publish=body.publish, who=who)
+    return await svc.flows.import_document(
+        source,
+        overwrite=body.overwrite,
+        publish=body.publish,
+        who=who,
+        fmt=body.format,
+        flow_id=body.id,
+    )
 
 
 @router.get("/{flow_id}", response_model=s.FlowOut, dependencies=[READ])
@@ -96,10 +104,11 @@ async def export_flow(
     svc: Svc,
     flow: ViewFlow,
     version: Annotated[str | None, Query(pattern=VERSION_RE)] = None,
-    format: Literal["json", "yaml"] = "json",  # noqa: A002
+    format: Literal["json", "yaml", "ragflow"] = "json",  # noqa: A002
 ) -> Response:
+    """The flow as plait JSON / YAML, or as a RAGFlow agent document (`format=ragflow`)."""
     text = await svc.flows.export(flow.id, version, format)
-    media = "application/json" if format == "json" else "application/yaml"
+    media = "application/yaml" if format == "yaml" else "application/json"
     return Response(text, media_type=media)
 
 
