@@ -148,7 +148,7 @@ class FlowTools:
                     "id": summary["id"],
                     "name": summary["name"],
                     "description": summary.get("description") or "",
-                    "published_version": summary.get("latest_version"),
+                    "published_version": summary.get("latest_version") or None,
                     "access": summary.get("access"),
                     "nodes": len(flow["draft"].get("nodes") or ()),
                     "graph": ascii_graph(flow["draft"]) or "(empty)",
@@ -197,7 +197,7 @@ class FlowTools:
         if spec == "draft":
             return await self._run_draft(who, row.id, row.owner_id, row.draft, inputs)
         if spec == "latest":
-            if row.latest_version is None:
+            if not row.latest_version:  # 0: never published
                 raise Invalid(
                     f"flow {row.id!r} has no published version",
                     hint="publish it with publish_flow, or run the draft (version: draft)",
