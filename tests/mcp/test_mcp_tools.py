@@ -4,6 +4,7 @@ tracking of every call (spec B89, M-T11)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,6 +20,7 @@ from plait.mcp.server import build_server
 from plait.service import Services, Settings
 from plait.service.access import Principal, principal
 from plait.service.metrics import REGISTRY
+from plait.tools.mcp import MCPServerConfig
 
 
 @pytest.fixture
@@ -171,3 +173,14 @@ def test_published_flow_tool_names_are_unique_stable_and_short() -> None:
     assert names["list_flows"] == "flow_list_flows"
     assert names["a.b"] != names["a_b"] and names["triage"].startswith("flow_triage_")  # reserved: hashed
     assert flow_tool_names(list(reversed(ids)), frozenset({"flow_triage"})) == names  # order-independent
+
+
+def test_the_client_configurations_in_docs_assistant_md_are_valid_mcp_server_entries() -> None:
+    page = (Path(__file__).parents[2] / "docs" / "assistant.md").read_text()
+    section = page.split("## plait as an MCP server", 1)[1]
+    blocks = [b.split("```", 1)[0] for b in section.split("```json\n")[1:]]
+    assert len(blocks) == 2
+    entries = [json.loads(b)["mcpServers"]["plait"] for b in blocks]
+    stdio, http = (MCPServerConfig.model_validate(e) for e in entries)
+    assert stdio.command == "plait" and stdio.args == ["mcp"]
+    assert http.url is not None and http.url.endswith("/mcp") and "Authorization" in http.headers
