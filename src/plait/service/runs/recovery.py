@@ -93,6 +93,15 @@ class Recovery:
                 continue  # another process may be between creating the row and leasing it
             if not await self.store.runs.acquire_lease(row.id, owner, self.settings.lease_ttl_s):
                 continue
+            # The lease is re-entrant for this process: a queued message it took meanwhile (the
+            # row was between the queue's lease and the worker's) holds it too. Look again.
+            now = await self.store.runs.get(row.id)
+            if self.launcher.executing(row.id) is not None or self.launcher.is_claimed(row.id):
+                continue  # this process executes it already: the lease is that execution's
+            if now is None or now.status not in (RunStatus.RUNNING, RunStatus.QUEUED):
+                await self.store.runs.release_lease(row.id, owner)
+                continue
+            row = now
             try:
                 await self._take_over(row)
                 taken.append(row.id)
@@ -118,7 +127,8 @@ class Recovery:
         # A queued run never began: start it. Otherwise, without data, resume continues the run
         # and nodes waiting for people keep waiting.
         how = Start(row.inputs) if row.status == RunStatus.QUEUED else Resume()
-        self.launcher.launch(row.id, flow, how, owner_id=row.owner_id)
+        if self.launcher.executing(row.id) is None and not self.launcher.is_claimed(row.id):
+            self.launcher.launch(row.id, flow, how, owner_id=row.owner_id)
 
     async def _lease_keeper(self) -> None:
         """Renew the leases of the runs executing here (one UPDATE for all of them) and pass on
