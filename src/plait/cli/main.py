@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from plait.cli.admin import admin_app
+from plait.cli.formats import export_app, import_app
 from plait.cli.mcp import mcp_command
 from plait.engine import events as ev
 from plait.engine.api import resume, run
@@ -36,6 +37,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(admin_app, name="admin")
+app.add_typer(import_app, name="import")
+app.add_typer(export_app, name="export")
 app.command("mcp")(mcp_command)
 console = Console()
 err_console = Console(stderr=True)
