@@ -372,3 +372,24 @@ def test_not_ragflow_and_not_json_are_clear_errors() -> None:
 def test_text_input_is_parsed() -> None:
     text = (FIXTURES / "switch.json").read_text(encoding="utf-8")
     assert import_ragflow(text, catalog=default_registry()).problems == []
+
+
+def test_nodes_only_an_exception_goto_reaches_are_dropped() -> None:
+    data = {
+        "components": {
+            "begin": component("Begin", {}, ["Agent:A"]),
+            "Agent:A": component(
+                "Agent",
+                {"llm_id": "m@OpenAI", "exception_method": "goto", "exception_goto": ["Message:Oops"]},
+                ["Message:Ok", "Message:Oops"],
+            ),
+            "Message:Ok": component("Message", {"content": ["{Agent:A@content}"]}),
+            "Message:Oops": component("Message", {"content": ["sorry"]}, ["Message:After"]),
+            "Message:After": component("Message", {"content": ["after"]}),
+        }
+    }
+    result = import_ragflow(data, catalog=default_registry())
+    assert result.problems == []
+    assert [n["id"] for n in result.document["nodes"]] == ["begin", "Agent:A", "Message:Ok"]
+    assert {"source": "Agent:A", "target": "Message:Ok"} in result.document["edges"]
+    assert any("exception_goto" in w for w in result.warnings)

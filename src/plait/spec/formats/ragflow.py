@@ -417,10 +417,22 @@ class _Importer:
                 components=self.missing,
                 code="ragflow_unsupported",
             )
+        dropped = self._exception_only(built)
+        for cid in dropped:
+            spec_id = self.node_id(cid)
+            scope = self.parent(self.c[cid])
+            nodes[scope] = [n for n in nodes.get(scope, []) if n["id"] != spec_id]
+            self.warn(
+                f"{cid} runs only after a failure (exception_goto): plait has no error port yet, so it was dropped"
+            )
         for cid, b in built.items():
+            if cid in dropped:
+                continue
             c = self.c[cid]
             scope = self.parent(c)
             for src_port, target in self._routes(c, b):
+                if target in dropped:
+                    continue
                 t = self.c.get(target)
                 if t is None:
                     self.warn(f"{cid}: its downstream {target!r} does not exist; the link was dropped")
@@ -463,7 +475,31 @@ class _Importer:
             spec["position"] = {"x": c.position[0], "y": c.position[1]}
         return spec
 
+    def _exception_only(self, built: dict[str, Built]) -> set[str]:
+        """The components only an `exception_goto` leads to (and what only they lead to)."""
+        gotos = {t for cid in built for t in _gotos(self.c[cid])}
+        if not gotos:
+            return set()
+        incoming: dict[str, set[str]] = {cid: set() for cid in built}
+        for cid, b in built.items():
+            for _, target in self._routes(self.c[cid], b):
+                if target in incoming:
+                    incoming[target].add(cid)
+        dropped: set[str] = set()
+        frontier = [t for t in gotos if t in incoming and not incoming[t]]
+        while frontier:
+            cid = frontier.pop()
+            if cid in dropped:
+                continue
+            dropped.add(cid)
+            frontier += [t for t, srcs in incoming.items() if t not in dropped and srcs and srcs <= dropped]
+        return dropped
+
     def _routes(self, c: Component, b: Built) -> list[tuple[str, str]]:
+        gotos = _gotos(c)
+        return [(port, t) for port, t in self._all_routes(c, b) if t not in gotos]
+
+    def _all_routes(self, c: Component, b: Built) -> list[tuple[str, str]]:
         if self._verbatim(c) and c.plait is not None and isinstance(c.plait.get("edges"), list):
             return [
                 (str(e.get("source_port") or "out"), str(e.get("target")))
@@ -665,6 +701,13 @@ class _Importer:
 
 
 _SUB_NAME = re.compile(r"[^a-zA-Z0-9_-]+")
+
+
+def _gotos(c: Component) -> set[str]:
+    """Where a failure of `c` goes (RAGFlow's `exception_method: goto`): not a normal link."""
+    if str(c.params.get("exception_method") or "").lower() != "goto":
+        return set()
+    return set(str_list(c.params.get("exception_goto")))
 
 
 def _exit_var(loop: Component) -> str:
