@@ -41,10 +41,12 @@ def _editor_key(server: Server, email: str, scopes: list[str]) -> str:
 
 
 @asynccontextmanager
-async def mcp_client(server: Server, headers: dict[str, str]) -> AsyncIterator[Any]:
+async def mcp_client(server: Server, headers: dict[str, str], mode: str = "auto") -> AsyncIterator[Any]:
+    """The SDK's client; mode "auto" speaks the 2026 stateless protocol to plait, "legacy" the
+    2025 initialize handshake that most deployed clients still use."""
     async with (
         httpx2.AsyncClient(headers=headers, timeout=60) as http,
-        Client(streamable_http_client(f"{server.url}/mcp", http_client=http)) as client,
+        Client(streamable_http_client(f"{server.url}/mcp", http_client=http), mode=mode) as client,
     ):
         yield client
 
@@ -58,7 +60,7 @@ async def test_m_t12_http_client_builds_runs_and_publishes_a_flow_and_another_ke
     async with mcp_client(server, {"x-api-key": ann}) as client:
         flow_id = await build_run_publish(client)
 
-    async with mcp_client(server, {"Authorization": f"Bearer {bob}"}) as client:
+    async with mcp_client(server, {"Authorization": f"Bearer {bob}"}, mode="legacy") as client:
         await assert_invisible(client, flow_id)
 
     # the runs are real runs of ann's flow: in her REST run history, not in bob's
@@ -80,7 +82,7 @@ async def test_http_needs_a_valid_key_and_a_read_only_key_only_reads(server: Ser
         assert resp.status_code == 401, resp.text
     owner = _editor_key(server, "ann@example.com", ["read", "write", "run"])
     reader = _editor_key(server, "ann2@example.com", ["read"])
-    async with mcp_client(server, {"x-api-key": owner}) as client:
+    async with mcp_client(server, {"x-api-key": owner}, mode="legacy") as client:
         flow_id = await build_run_publish(client, "Reader test")
     async with mcp_client(server, {"x-api-key": reader}) as client:
         refused = await client.call_tool("create_flow", {"name": "nope"})

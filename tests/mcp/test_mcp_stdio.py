@@ -60,6 +60,6 @@ async def test_stdio_without_a_key_acts_as_the_local_admin(tmp_path: Path) -> No
     keys = await _users(db)
     async with Client(_server(tmp_path, db, keys["ann"]), read_timeout_seconds=60) as ann:
         flow_id = data(await ann.call_tool("create_flow", {"name": "Ann's"}))["id"]
-    async with Client(_server(tmp_path, db, None), read_timeout_seconds=60) as admin:
+    async with Client(_server(tmp_path, db, None), read_timeout_seconds=60, mode="legacy") as admin:
         listed = data(await admin.call_tool("list_flows", {}))
         assert [(f["id"], f["access"]) for f in listed["flows"]] == [(flow_id, "admin")]

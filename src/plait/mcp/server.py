@@ -132,6 +132,13 @@ def arguments_error(name: str, arguments: Mapping[str, Any]) -> str | None:
     return f"invalid arguments for {name}{f' ({where})' if where else ''}: {errors[0].message}"
 
 
+def static_input_schema(name: str) -> dict[str, Any] | None:
+    """The input schema of one of the server's own tools (None for a published flow's tool: the
+    run checks its inputs)."""
+    definition = DEFINITIONS.get(name)
+    return copy.deepcopy(definition[1]) if definition is not None else None
+
+
 def error_result(exc: PlaitError) -> dict[str, Any]:
     reply = reply_for(exc)
     if reply is None:
@@ -168,6 +175,9 @@ class PlaitMCP:
             instructions=INSTRUCTIONS,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
+            # What the HTTP transport checks a call's Mcp-Param-* headers against; without it, it
+            # would run tools/list (the caller's flows, from the database) before every call.
+            get_tool_input_schema=static_input_schema,
         )
 
     # ------------------------------------------------------------------------------- handlers
