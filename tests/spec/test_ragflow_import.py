@@ -393,3 +393,103 @@ def test_nodes_only_an_exception_goto_reaches_are_dropped() -> None:
     assert [n["id"] for n in result.document["nodes"]] == ["begin", "Agent:A", "Message:Ok"]
     assert {"source": "Agent:A", "target": "Message:Ok"} in result.document["edges"]
     assert any("exception_goto" in w for w in result.warnings)
+
+
+def interactive_template() -> dict[str, Any]:
+    """RAGFlow's `agent/templates/user_interaction.json`, shortened: a template wraps its DSL."""
+    agent = {
+        "llm_id": "qwen-turbo@Tongyi-Qianwen",
+        "max_retries": 3,
+        "delay_after_error": 1,
+        "max_rounds": 1,
+        "tools": [],
+        "mcp": [],
+    }
+    return {
+        "id": 27,
+        "title": {"en": "Interactive Agent", "zh": "可交互的 Agent"},
+        "description": {"en": "Users can intervene during the run."},
+        "canvas_type": "Agent",
+        "dsl": {
+            "components": {
+                "Agent:LargeFliesMelt": component(
+                    "Agent",
+                    {**agent, "prompts": [{"content": "User query:{sys.query}", "role": "user"}]},
+                    ["UserFillUp:GoldBroomsRelate"],
+                ),
+                "Agent:TangyWordsType": component(
+                    "Agent",
+                    {
+                        **agent,
+                        "prompts": [
+                            {
+                                "role": "user",
+                                "content": "Plan: {Agent:LargeFliesMelt@content}\nFeedback:{UserFillUp:GoldBroomsRelate@instructions}",
+                            }
+                        ],
+                        "tools": [
+                            {
+                                "component_name": "Retrieval",
+                                "name": "Retrieval",
+                                "params": {"kb_ids": [], "top_n": 8},
+                                "id": "Retrieval:TangyWordsType",
+                            }
+                        ],
+                    },
+                    ["Message:FreshWallsStudy"],
+                ),
+                "Message:FreshWallsStudy": component(
+                    "Message", {"content": ["{Agent:TangyWordsType@content}"]}
+                ),
+                "UserFillUp:GoldBroomsRelate": component(
+                    "UserFillUp",
+                    {
+                        "enable_tips": True,
+                        "inputs": {
+                            "instructions": {
+                                "name": "instructions",
+                                "optional": False,
+                                "options": [],
+                                "type": "paragraph",
+                            }
+                        },
+                        "tips": "Here is my search plan:\n{Agent:LargeFliesMelt@content}\nAre you okay with it?",
+                    },
+                    ["Agent:TangyWordsType"],
+                ),
+                "begin": component("Begin", {}, ["Agent:LargeFliesMelt"]),
+            },
+            "globals": {"sys.conversation_turns": 0, "sys.files": [], "sys.query": "", "sys.user_id": ""},
+            "graph": {"nodes": [], "edges": []},
+        },
+    }
+
+
+def test_templates_unwrap_and_agent_tools_wait_for_their_plait_tool() -> None:
+    with pytest.raises(RagflowImportError) as err:
+        import_ragflow(interactive_template(), catalog=default_registry(), tools=TOOLS)
+    assert [(c["id"], c["reason"].split(":")[0]) for c in err.value.components] == [
+        ("Agent:TangyWordsType", "plait has no 'Retrieval' tool yet")
+    ]
+    result = import_ragflow(interactive_template(), catalog=default_registry(), tools=[*TOOLS, "retrieval"])
+    assert result.problems == []
+    doc = result.document
+    assert doc["name"] == "Interactive Agent"
+    nodes = {n["id"]: n for n in doc["nodes"]}
+    assert nodes["Agent:TangyWordsType"]["config"]["tools"] == ["retrieval"]
+    assert nodes["UserFillUp:GoldBroomsRelate"]["config"]["message"].endswith(
+        "{{Agent:LargeFliesMelt.content}}\nAre you okay with it?"
+    )
+    assert "{{UserFillUp:GoldBroomsRelate.instructions}}" in nodes["Agent:TangyWordsType"]["config"]["prompt"]
+
+
+def test_ingestion_templates_are_refused_by_their_canvas_type() -> None:
+    template = {
+        "title": "General",
+        "canvas_type": "Ingestion Pipeline",
+        "canvas_category": "dataflow_canvas",
+        "dsl": {"components": {"Chunk:A": component("SomethingNew", {})}},
+    }
+    with pytest.raises(RagflowImportError) as err:
+        import_ragflow(template)
+    assert err.value.code == "ragflow_ingestion"

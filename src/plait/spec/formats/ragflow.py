@@ -61,7 +61,16 @@ from plait.spec.formats.ragflow_components import (
     safe_name,
     str_list,
 )
-from plait.spec.formats.ragflow_dsl import CANVAS_ONLY, Component, Dsl, as_dict, looks_like_ragflow, read_dsl
+from plait.spec.formats.ragflow_dsl import (
+    CANVAS_ONLY,
+    Component,
+    Dsl,
+    as_dict,
+    looks_like_ragflow,
+    read_dsl,
+    text_of,
+    unwrap,
+)
 from plait.spec.formats.ragflow_refs import dotted, parse_bare, rewrite_template
 from plait.spec.loader import parse_document, read_document_data
 from plait.spec.models import RESERVED_IDS, SCHEMA_ID
@@ -160,9 +169,9 @@ def import_ragflow(
     `catalog` (the node registry) says which node types exist and validates the result; `tools`
     names the agent tools the runs have. Without them every type and tool of the mapping table is
     taken as available and the result is not validated."""
-    data = load_ragflow(document)
+    data, wrapper = unwrap(load_ragflow(document))
     dsl = read_dsl(data)
-    importer = _Importer(dsl, data, catalog, tools)
+    importer = _Importer(dsl, data, catalog, tools, wrapper)
     doc = importer.run(flow_id)
     result = ImportResult(doc, importer.warnings)
     if catalog is not None:
@@ -177,8 +186,14 @@ def import_ragflow(
 
 class _Importer:
     def __init__(
-        self, dsl: Dsl, data: dict[str, Any], catalog: NodeCatalog | None, tools: Collection[str] | None
+        self,
+        dsl: Dsl,
+        data: dict[str, Any],
+        catalog: NodeCatalog | None,
+        tools: Collection[str] | None,
+        wrapper: dict[str, Any] | None = None,
     ) -> None:
+        self.wrapper = wrapper or {}
         self.dsl = dsl
         self.data = data
         self.c = dsl.components
@@ -342,6 +357,9 @@ class _Importer:
     # ------------------------------------------------------------------ the import
     def run(self, flow_id: str | None) -> dict[str, Any]:
         ingestion = [c for c in self.c.values() if c.name.lower() in INGESTION]
+        kind = f"{self.wrapper.get('canvas_type', '')} {self.wrapper.get('canvas_category', '')}".lower()
+        if not ingestion and ("ingestion" in kind or "dataflow" in kind):
+            ingestion = list(self.c.values())
         if ingestion:
             raise RagflowImportError(
                 "this RAGFlow document is an ingestion pipeline, not an agent: plait imports agent "
@@ -663,9 +681,10 @@ class _Importer:
     ) -> dict[str, Any]:
         prev = self.previous
         doc: dict[str, Any] = {"schema": SCHEMA_ID, "id": flow_id or prev.get("id") or "ragflow-agent"}
-        for key in ("name", "description"):
-            if prev.get(key):
-                doc[key] = prev[key]
+        for key, fallback in (("name", "title"), ("description", "description")):
+            text = prev.get(key) or text_of(self.wrapper.get(fallback))
+            if text:
+                doc[key] = text
         begin = next((c for c in self.c.values() if c.name.lower() == "begin"), None)
         if (
             begin is not None

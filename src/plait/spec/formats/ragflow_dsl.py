@@ -56,10 +56,28 @@ def as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def unwrap(document: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The DSL of a RAGFlow template or API agent (`{id, title, description, canvas_type, dsl}`)
+    and that wrapper's fields; a bare DSL is returned as it is, with no wrapper."""
+    dsl = document.get("dsl")
+    if isinstance(dsl, dict) and not ({"components", "graph"} & document.keys()):
+        return dsl, {k: v for k, v in document.items() if k != "dsl"}
+    return document, {}
+
+
+def text_of(value: Any) -> str:
+    """A template's title or description: a string, or translations ({"en": ..., "zh": ...})."""
+    if isinstance(value, dict):
+        value = value.get("en") or next((v for v in value.values() if isinstance(v, str)), "")
+    return value if isinstance(value, str) else ""
+
+
 def looks_like_ragflow(document: Any) -> bool:
-    """Whether `document` (parsed) looks like a RAGFlow agent or pipeline document."""
+    """Whether `document` (parsed) looks like a RAGFlow agent or pipeline document (or a RAGFlow
+    template / API agent wrapping one in `dsl`)."""
     if not isinstance(document, dict) or "schema" in document:
         return False
+    document = unwrap(document)[0]
     components = document.get("components")
     if isinstance(components, dict) and components:
         return all(isinstance(c, dict) and isinstance(c.get("obj"), dict) for c in components.values())
