@@ -207,3 +207,30 @@ def test_child_ids_are_url_safe_and_bounded() -> None:
     odd = child_run_id("abc", "a/b?c")
     assert odd.startswith("sub-") and odd == child_run_id("abc", "a/b?c")
     assert len(child_run_id("x" * 190, "node" * 10)) <= MAX_CHILD_ID
+
+
+async def test_a_crash_after_the_child_got_its_answer_does_not_answer_it_twice() -> None:
+    child = flow(
+        [
+            {"id": "ask", "type": "human", "config": {"message": "ok?", "actions": ["yes"]}},
+            {"id": "after", "type": "test_echo", "config": {"value": "{{ask.action}}!"}},
+            {"id": "o", "type": "output", "config": {"value": "{{after}}"}},
+        ],
+        [{"source": "ask", "source_port": "yes", "target": "after"}, ("after", "o")],
+        id="child",
+    )
+    parent = flow([{"id": "sub", "type": "subflow", "config": {"flow": "child"}}])
+    flows = {"child": child}
+    cp = InMemoryCheckpointer()
+    assert (await plait.run(parent, checkpointer=cp, run_id="r", flows=flows)).status == "waiting"
+    done = await plait.resume(parent, "r", {"action": "yes"}, checkpointer=cp, flows=flows)
+    assert done.status == "completed" and done.nodes["sub"].output == {"o": "yes!"}
+    # cut: the parent ran its subflow node again with the answer; the child had taken the answer
+    # and started `after`
+    parent_deltas = cp.runs["r"].deltas
+    last_start = max(i for i, d in enumerate(parent_deltas) if d.node_id == "sub" and d.status == "running")
+    cut = crashed(cp, "r", last_start + 1, "r.sub", index_of(cp, "r.sub", "after", "running") + 1)
+    CALLS.clear()
+    again = await plait.resume(parent, "r", checkpointer=cut, flows=flows)
+    assert again.status == "completed", again.error
+    assert again.nodes["sub"].output == {"o": "yes!"} and CALLS == {"after": 1}

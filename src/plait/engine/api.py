@@ -410,7 +410,8 @@ class SubflowResolver:
             if cp is None:
                 raise NodeError(f"sub-flow {ref!r}: its run {state['run_id']!r} is gone", retryable=False)
             child = _restored_from(child_flow, cp, checkpointer, **options)
-            await _answer(child, ref, state, call.resume)
+            if _waits_at(child, str(state["node"])):  # else it had the answer before a crash
+                await _answer(child, ref, state, call.resume)
         else:
             found = await find_child(checkpointer, call.run_id, key, continuing=call.continuing)
             if found.done:
@@ -492,6 +493,13 @@ async def _execute_child(
         if kept is not None:
             let_go(kept, child.run_id)
         raise
+
+
+def _waits_at(child: Runner, node_id: str) -> bool:
+    """Whether the restored child still waits at `node_id` (not when the answer was delivered to
+    it already and the parent stopped before its subflow node ended)."""
+    idx = child.plan.by_key.get(node_id.lower())
+    return idx is not None and idx in child.state.interrupts
 
 
 async def _answer(child: Runner, ref: str, state: dict[str, Any], resume: Any) -> None:
