@@ -493,3 +493,66 @@ def test_ingestion_templates_are_refused_by_their_canvas_type() -> None:
     with pytest.raises(RagflowImportError) as err:
         import_ragflow(template)
     assert err.value.code == "ragflow_ingestion"
+
+
+def test_sub_agents_named_in_tools_or_only_on_the_canvas() -> None:
+    """RAGFlow keeps a sub-agent in its parent's `tools` (by id, or with its params) and draws it
+    with an `agentBottom` edge; the sub-agent may have no entry in `components`."""
+    data = {
+        "components": {
+            "begin": component("Begin", {"mode": "task"}, ["Agent:Boss"]),
+            "Agent:Boss": component(
+                "Agent",
+                {
+                    "llm_id": "m@OpenAI",
+                    "prompts": [{"role": "user", "content": "{sys.query}"}],
+                    "tools": [
+                        {"id": "Agent:ThemeAnalyst"},
+                        {
+                            "component_name": "Agent",
+                            "id": "Agent:Inline",
+                            "name": "Inline",
+                            "params": {
+                                "llm_id": "m@OpenAI",
+                                "description": "inline helper",
+                                "tools": [{"component_name": "Wikipedia"}],
+                            },
+                        },
+                    ],
+                },
+                ["Message:M"],
+            ),
+            "Message:M": component("Message", {"content": ["{Agent:Boss@content}"]}),
+        },
+        "graph": {
+            "nodes": [
+                {
+                    "id": "Agent:ThemeAnalyst",
+                    "data": {
+                        "label": "Agent",
+                        "name": "Theme analyst",
+                        "form": {"llm_id": "m@OpenAI", "sys_prompt": "主题", "description": "finds themes"},
+                    },
+                },
+            ],
+            "edges": [
+                {
+                    "source": "Agent:Boss",
+                    "target": "Agent:ThemeAnalyst",
+                    "sourceHandle": "agentBottom",
+                    "targetHandle": "agentTop",
+                }
+            ],
+        },
+    }
+    result = import_ragflow(data, catalog=default_registry(), tools=TOOLS)
+    assert result.problems == []
+    nodes = {n["id"]: n for n in result.document["nodes"]}
+    assert set(nodes) == {"begin", "Agent:Boss", "Message:M"}
+    subs = nodes["Agent:Boss"]["config"]["sub_agents"]
+    assert [(s["name"], s["description"]) for s in subs] == [
+        ("Theme_analyst", "finds themes"),
+        ("Inline", "inline helper"),
+    ]
+    assert subs[0]["agent"]["system"] == "主题" and subs[1]["agent"]["tools"] == ["wikipedia"]
+    assert "tools" not in nodes["Agent:Boss"]["config"]

@@ -56,6 +56,7 @@ from plait.spec.formats.ragflow_components import (
     Mapping,
     agent_settings,
     begin_inputs,
+    is_sub_agent,
     passthrough,
     retry_policy,
     safe_name,
@@ -369,11 +370,26 @@ class _Importer:
                 code="ragflow_ingestion",
             )
         self.sub_agent_of: dict[str, str] = {}
+        for c in list(self.c.values()):
+            if c.name.lower() != "agent":
+                continue
+            for spec in _tool_agents(c):
+                sid = str(spec.get("id") or spec.get("name") or "")
+                if sid and sid not in self.c and as_dict(spec.get("params")):
+                    # A sub-agent that only its parent's `tools` describes.
+                    self.c[sid] = Component(
+                        id=sid, name="Agent", params=as_dict(spec.get("params")), label=spec.get("name")
+                    )
+                    self.by_lower[sid.lower()] = self.c[sid]
+                if sid and sid not in c.sub_agents:
+                    c.sub_agents.append(sid)
         for c in self.c.values():
             if c.name.lower() == "agent":
-                for sub in [*c.sub_agents, *_tool_agent_ids(c)]:
+                for sub in c.sub_agents:
                     if sub in self.c and sub != c.id:
                         self.sub_agent_of.setdefault(sub, c.id)
+                    elif sub not in self.c:
+                        self.warn(f"{c.id}: its sub-agent {sub!r} is not in the document; it was left out")
         nodes: dict[str | None, list[dict[str, Any]]] = {}
         edges: dict[str | None, list[dict[str, Any]]] = {}
         built: dict[str, Built] = {}
@@ -751,13 +767,5 @@ def _map_outputs(c: Component) -> dict[str, str]:
     return out
 
 
-def _tool_agent_ids(c: Component) -> list[str]:
-    out = []
-    for spec in c.params.get("tools") or []:
-        if (
-            isinstance(spec, dict)
-            and str(spec.get("component_name", "")).lower() == "agent"
-            and spec.get("id")
-        ):
-            out.append(str(spec["id"]))
-    return out
+def _tool_agents(c: Component) -> list[dict[str, Any]]:
+    return [spec for spec in c.params.get("tools") or [] if is_sub_agent(spec)]

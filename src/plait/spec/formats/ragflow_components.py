@@ -154,6 +154,15 @@ def _number(value: Any) -> float | None:
         return None
 
 
+def is_sub_agent(spec: Any) -> bool:
+    """An Agent's `tools` entry that is another agent: `{component_name: Agent, ...}` or just
+    `{id: "Agent:..."}`."""
+    if not isinstance(spec, dict):
+        return False
+    name = str(spec.get("component_name") or "").lower()
+    return name == "agent" or (not name and str(spec.get("id") or "").lower().startswith("agent:"))
+
+
 def model_settings(p: dict[str, Any], ctx: Context) -> dict[str, Any]:
     """`llm_id` ("model@factory", "model___x@factory#tenant") and sampling settings."""
     llm_id = str(p.get("llm_id") or "")
@@ -318,8 +327,8 @@ def agent_settings(c: Component, ctx: Context, *, tools_of: Component | None = N
     config["system"] = str(ctx.template(p.get("sys_prompt") or ""))
     tools: list[str] = []
     for spec in p.get("tools") or []:
-        if isinstance(spec, dict) and str(spec.get("component_name", "")).lower() == "agent":
-            continue  # a sub-agent (see _agent)
+        if is_sub_agent(spec):
+            continue  # a sub-agent (see the importer's _sub_agents)
         name = ctx.tool(c, spec)
         if name and name not in tools:
             tools.append(name)

@@ -151,6 +151,23 @@ def read_dsl(document: dict[str, Any]) -> Dsl:
                 label=data.get("name"),
                 plait=as_dict(data.get("plait")) or None,
             )
+    if not graph_only:
+        # A sub-agent may live on the canvas only (RAGFlow keeps it in the parent's `tools`).
+        for edge in edges:
+            target = str(edge.get("target") or "")
+            if (
+                edge.get("sourceHandle") == SUB_AGENT_HANDLE
+                and target not in components
+                and target in by_node
+            ):
+                data = as_dict(by_node[target].get("data"))
+                components[target] = Component(
+                    id=target,
+                    name=str(data.get("label") or "Agent"),
+                    params=dict(as_dict(data.get("form"))),
+                    position=_position(by_node[target]),
+                    label=data.get("name"),
+                )
     handles: dict[str, list[tuple[str, str]]] = {}
     for edge in edges:
         src, dst = str(edge.get("source") or ""), str(edge.get("target") or "")
