@@ -5,6 +5,7 @@ as the user of the key it is given."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -63,3 +64,18 @@ async def test_stdio_without_a_key_acts_as_the_local_admin(tmp_path: Path) -> No
     async with Client(_server(tmp_path, db, None), read_timeout_seconds=60, mode="legacy") as admin:
         listed = data(await admin.call_tool("list_flows", {}))
         assert [(f["id"], f["access"]) for f in listed["flows"]] == [(flow_id, "admin")]
+
+
+def test_plait_mcp_with_a_key_that_is_not_valid_says_so_and_exits_1(tmp_path: Path) -> None:
+    params = _server(tmp_path, tmp_path / "plait.db", "plait_not-a-key")
+    done = subprocess.run(
+        [params.command, *params.args],
+        env=params.env,
+        cwd=tmp_path,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1 and done.stdout == ""
+    assert "invalid API key" in done.stderr

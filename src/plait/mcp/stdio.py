@@ -6,8 +6,8 @@ acts as one user for its whole life: the user of the API key it is given (`--key
 PLAIT_API_KEY: the deployment key acts as the local admin), or, without a key, the local admin
 of a local database (whoever can start the process can open that database anyway).
 
-While serving, the SDK points fd 1 at stderr, so nothing but MCP messages reaches the client;
-the services are opened inside that, so whatever they print goes to stderr too.
+While serving, the SDK points fd 1 at stderr, so nothing but MCP messages reaches the client
+(opening the services prints nothing on stdout: their log goes to stderr).
 """
 
 from __future__ import annotations
@@ -30,19 +30,20 @@ async def caller_for(services: Services, key: str | None) -> Principal:
 
 
 async def serve_stdio(settings: Settings, key: str | None = None) -> None:
-    """Serve MCP on stdin/stdout until the client closes stdin."""
-    async with stdio_server() as (read, write):
-        services = await Services.open(settings)
-        try:
-            who = await caller_for(services, key or settings.api_key)
+    """Serve MCP on stdin/stdout until the client closes stdin. A key that is not valid raises
+    `Unauthorized` before anything is served."""
+    services = await Services.open(settings)
+    try:
+        who = await caller_for(services, key or settings.api_key)
 
-            async def caller(ctx: ServerRequestContext[Any, Any]) -> Principal:
-                return who
+        async def caller(ctx: ServerRequestContext[Any, Any]) -> Principal:
+            return who
 
-            server = build_server(services, caller)
+        server = build_server(services, caller)
+        async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
-        finally:
-            await services.close()
+    finally:
+        await services.close()
 
 
 __all__ = ["caller_for", "serve_stdio"]
