@@ -38,45 +38,34 @@ async def llama_caller(
     return str(r.json()["id"])
 
 
-async def test_a_question_streams_an_answer_from_a_real_model_server(
-    client: httpx.AsyncClient, llama_caller: str, caplog: pytest.LogCaptureFixture
+async def test_a_question_streams_an_answer_and_an_unparseable_classification_is_a_question(
+    client: httpx.AsyncClient, app: Any, llama_caller: str, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """The issue's two checks against the real server, in one turn: the classifier's reply (asked
+    at temperature 0, so the same on every run) is not the JSON asked for, so the message is a
+    question; the answer then streams token by token from the server."""
     config = (await client.get("/api/v1/assistant/config")).json()
     assert config["default_provider"] == "openai" and config["default_model"] == "smollm2"
-    body = {"flow_id": llama_caller, "input_value": "What is a flow in plait?", "session_id": "agentic_llama"}
+    app.state.services.assistant.assistant.intent_timeout_s = 300  # a loaded CI machine is slow
+    body = {
+        "flow_id": llama_caller,
+        "input_value": "Write one sentence about the sea, in plain prose.",
+        "session_id": "agentic_llama",
+    }
     with caplog.at_level(logging.INFO, logger="plait.assistant"):
-        r = await client.post("/api/v1/assistant/stream", json=body, timeout=300)
+        r = await client.post("/api/v1/assistant/stream", json=body, timeout=600)
     assert r.status_code == 200, r.text
     events = parse_sse(r.text)
     data = complete(events)
+    classified = next(m for m in caplog.messages if m.startswith("assistant.intent.classified"))
+    assert "assistant.intent.unparsed" in caplog.text and "source=fallback" in classified
+    assert data["intent"] == "question"
     assert data["provider"] == "openai" and data["model"] == "smollm2"
     assert data["usage"]["input_tokens"] > 0 and data["usage"]["output_tokens"] > 0
-    # Whatever the tiny model classified (a question, or a flow request answered as one until the
-    # flow builder lands), the answer streamed token by token from the server.
-    assert data["intent"] not in ("off_topic", "generate_component"), data
     streamed = [e for e in events if e["event"] == "token"]
     assert len(streamed) > 1 and tokens(events) == data["result"] and data["result"].strip()
     assert "assistant.tokens.phase phase=intent" in caplog.text
     assert "assistant.tokens.phase phase=main" in caplog.text
-
-
-async def test_a_classifier_reply_that_is_not_json_falls_back_to_question(
-    client: httpx.AsyncClient, app: Any, llama_caller: str, caplog: pytest.LogCaptureFixture
-) -> None:
-    """Asked to answer with prose, the real model's classifier reply is not JSON: the turn is a
-    question and the answer streams."""
-    body = {
-        "flow_id": llama_caller,
-        "input_value": "Write one sentence about the sea, in plain prose.",
-        "session_id": "agentic_llama2",
-    }
-    with caplog.at_level(logging.INFO, logger="plait.assistant"):
-        r = await client.post("/api/v1/assistant/stream", json=body, timeout=300)
-    data = complete(parse_sse(r.text))
-    classified = next(m for m in caplog.messages if m.startswith("assistant.intent.classified"))
-    # temperature 0: the model's reply is the same on every run, and it is not JSON
-    assert "assistant.intent.unparsed" in caplog.text and "source=fallback" in classified
-    assert data["intent"] == "question" and data["result"].strip()
 
 
 def test_a_real_server_streams_tokens_as_they_come_and_a_disconnect_ends_the_turn(
