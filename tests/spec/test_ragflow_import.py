@@ -112,6 +112,10 @@ def test_all_json_imports_when_a_retrieval_node_exists() -> None:
     # after the loop, is copied to a variable.
     assert "LoopItem:InputUntil1Start" not in body
     assert body["ExitLoop:LoopExit"]["type"] == "assign"
+    assert {"source": "Switch:LoopCheck", "source_port": "case_1", "target": "ExitLoop:LoopExit"} in loop[
+        "config"
+    ]["body"]["edges"]
+    assert not any("does not exist" in w and "ExitLoop" in w for w in result.warnings)
     assert {"ref": "{{vars.Loop_InputUntil1_exit}}", "op": "==", "value": True} in loop["config"]["until"]
     assert body["UserFillUp:LoopInput_value"]["requires"] == ["UserFillUp:LoopInput"]
     assert nodes["Message:LoopDone"]["config"]["text"].endswith("{{vars.UserFillUp_LoopInput.value}}")
@@ -556,3 +560,128 @@ def test_sub_agents_named_in_tools_or_only_on_the_canvas() -> None:
     ]
     assert subs[0]["agent"]["system"] == "主题" and subs[1]["agent"]["tools"] == ["wikipedia"]
     assert "tools" not in nodes["Agent:Boss"]["config"]
+
+
+def test_v1_conversation_loop_becomes_one_turn() -> None:
+    """RAGFlow's `agent/test/dsl_examples/retrieval_relevant_rewrite_and_generate.json` (v1): the
+    Answer closes a conversation loop and a rewrite loops back to the retrieval."""
+    data = {
+        "components": {
+            "begin": component("Begin", {"prologue": "Hi there!"}, ["answer:0"]),
+            "answer:0": component("Answer", {}, ["retrieval:0"], upstream=["begin", "generate:0"]),
+            "retrieval:0": component(
+                "Retrieval", {"similarity_threshold": 0.2, "top_n": 6, "kb_ids": ["kb1"]}, ["relevant:0"]
+            ),
+            "relevant:0": component(
+                "Relevant",
+                {"llm_id": "deepseek-chat", "yes": "generate:0", "no": "rewrite:0"},
+                ["generate:0", "rewrite:0"],
+            ),
+            "generate:0": component(
+                "Generate",
+                {"llm_id": "deepseek-chat", "prompt": "Knowledge base:\n{input}\nAnswer."},
+                ["answer:0"],
+            ),
+            "rewrite:0": component("RewriteQuestion", {"llm_id": "deepseek-chat"}, ["retrieval:0"]),
+        }
+    }
+    result = import_ragflow(data, catalog=with_retrieval(), tools=TOOLS)
+    assert result.problems == []
+    doc = result.document
+    edges = {(e["source"], e.get("source_port", "out"), e["target"]) for e in doc["edges"]}
+    assert ("begin", "out", "retrieval:0") in edges  # the Answer's entry goes straight on
+    assert ("generate:0", "out", "answer:0") in edges  # ... and it shows the reply
+    assert not any(src == "answer:0" for src, _, _ in edges)
+    assert not any(src == "rewrite:0" for src, _, _ in edges)  # the rewrite loop is cut
+    nodes = {n["id"]: n for n in doc["nodes"]}
+    assert nodes["answer:0"]["config"]["text"] == "{{generate:0}}"
+    # `{input}` is what reaches Generate past the Relevant router: the retrieval's output.
+    assert nodes["generate:0"]["config"]["system"] == "Knowledge base:\n{{retrieval:0}}\nAnswer."
+    assert any("closes a cycle" in w for w in result.warnings)
+    assert any("v1's Answer" in w for w in result.warnings)
+
+
+def test_v1_switch_and_iteration_examples() -> None:
+    """RAGFlow's v1 `baidu_generate_and_switch.json` and `iteration.json`, shortened."""
+    switch = {
+        "components": {
+            "begin": component("Begin", {}, ["tavily:0"]),
+            "tavily:0": component("TavilySearch", {"api_key": "x"}, ["generate:0"]),
+            "generate:0": component(
+                "LLM",
+                {"llm_id": "deepseek-chat", "sys_prompt": "Content:\n{tavily:0@formalized_content}"},
+                ["switch:0"],
+            ),
+            "switch:0": component(
+                "Switch",
+                {
+                    "conditions": [
+                        {
+                            "logical_operator": "or",
+                            "items": [
+                                {"cpn_id": "generate:0@content", "operator": "contains", "value": "yes"}
+                            ],
+                            "to": ["message:0"],
+                        },
+                        {
+                            "logical_operator": "",
+                            "items": [
+                                {"cpn_id": "generate:0@content", "operator": "not contains", "value": "know"}
+                            ],
+                            "to": ["message:1"],
+                        },
+                    ],
+                    "end_cpn_ids": ["message:2"],
+                },
+            ),
+            "message:0": component("Message", {"content": ["YES"]}),
+            "message:1": component("Message", {"content": ["NO"]}),
+            "message:2": component("Message", {"content": ["ELSE"]}),
+        }
+    }
+    result = import_ragflow(switch, catalog=default_registry(), tools=TOOLS)
+    assert result.problems == []
+    nodes = {n["id"]: n for n in result.document["nodes"]}
+    assert nodes["tavily:0"]["config"] == {"tool": "web_search", "input_param": "query"}
+    assert nodes["generate:0"]["config"]["system"] == "Content:\n{{tavily:0}}"
+    cases = nodes["switch:0"]["config"]["cases"]
+    assert cases[0]["when"] == [{"ref": "{{generate:0}}", "op": "contains", "value": "yes"}]
+    assert cases[1] == {
+        "when": [{"ref": "{{generate:0}}", "op": "not_contains", "value": "know"}],
+        "logic": "and",
+    }
+
+    iteration = {
+        "components": {
+            "begin": component("Begin", {}, ["generate:0"]),
+            "generate:0": component(
+                "Agent", {"llm_id": "deepseek-chat", "sys_prompt": "Split '{sys.query}'"}, ["iteration:0"]
+            ),
+            "iteration:0": component("Iteration", {"items_ref": "generate:0@content"}, ["message:0"]),
+            "iterationitem:0": component("IterationItem", {}, ["tavily:0"], parent_id="iteration:0"),
+            "tavily:0": component(
+                "TavilySearch", {"query": "iterationitem:0@result"}, ["generate:1"], parent_id="iteration:0"
+            ),
+            "generate:1": component(
+                "Agent",
+                {
+                    "llm_id": "deepseek-chat",
+                    "sys_prompt": "{tavily:0@formalized_content} about {iterationitem:0@result}",
+                },
+                ["iterationitem:0"],
+                parent_id="iteration:0",
+            ),
+            "message:0": component("Message", {"content": ["{iteration:0@generate:1}"]}),
+        }
+    }
+    result = import_ragflow(iteration, catalog=default_registry(), tools=TOOLS)
+    assert result.problems == []
+    nodes = {n["id"]: n for n in result.document["nodes"]}
+    body = {n["id"]: n for n in nodes["iteration:0"]["config"]["body"]["nodes"]}
+    assert body["tavily:0"]["config"]["args"] == {"query": "{{item}}"}
+    assert body["generate:1"]["config"]["system"] == "{{tavily:0}} about {{item}}"
+    assert body["iteration:0_generate_1"]["config"] == {
+        "name": "generate:1",
+        "value": "{{generate:1.content}}",
+    }
+    assert nodes["message:0"]["config"]["text"] == "{{iteration:0}}"

@@ -80,6 +80,12 @@ from plait.spec.validate import NodeCatalog, validate_document
 
 FORMAT = "ragflow"
 PLAIT_SYS = frozenset({"query", "run_id", "flow_id", "date", "files"})
+# Components whose v1 output (`content`) is a field of the plait node's output, or its whole.
+_CONTENT_OUTPUTS = frozenset(
+    {"agent", "message", "answer", "llm", "generate", "rewritequestion", "keywordextract"}
+)
+# Components a v1 `{input}` looks past: they route, they do not produce.
+_PASS_THROUGH = frozenset({"switch", "categorize", "relevant", "concentrator"})
 _EXCEPTION_FIELDS = ("exception_method", "exception_goto", "exception_default_value")
 
 
@@ -257,6 +263,35 @@ class _Importer:
         self.unsupported(c, TOOL_HINT.format(tool=name))
         return None
 
+    def output_of(self, cid: str) -> str | None:
+        c = self.by_lower.get(cid.lower())
+        if c is None:
+            return None
+        path: tuple[str, ...] = ("content",) if c.name.lower() in _CONTENT_OUTPUTS else ()
+        new = self._rewrite(Ref(c.id.lower(), path, c.id))
+        return "{{" + (new if new is not None else c.id) + "}}"
+
+    def upstream_of(self, c: Component) -> list[str]:
+        return [u.id for u in self.c.values() if c.id in u.downstream]
+
+    def v1_input(self, c: Component) -> str:
+        out: list[str] = []
+        seen = {c.id}
+        todo = self.upstream_of(c)
+        while todo:
+            uid = todo.pop(0)
+            if uid in seen:
+                continue
+            seen.add(uid)
+            name = self.c[uid].name.lower()
+            if name in _PASS_THROUGH:
+                todo += self.upstream_of(self.c[uid])
+                continue
+            ref = "{{sys.query}}" if name in ("begin", "answer") else self.output_of(uid)
+            if ref and ref not in out:
+                out.append(ref)
+        return "\n".join(out)
+
     def fields_of(self, plait_type: str) -> frozenset[str]:
         cls = self.catalog.get(plait_type) if self.catalog is not None else None
         return frozenset(cls.Config.model_fields) if cls is not None else frozenset()
@@ -304,9 +339,9 @@ class _Importer:
             return None
         name = c.name.lower()
         if name in BODY_START_NAMES:
-            if path and path[0] in ("item", "index"):
-                return dotted(str(path[0]), path[1:])
-            return None
+            if path and path[0] in ("item", "index", "result") and name == "iterationitem":
+                return dotted("index" if path[0] == "index" else "item", path[1:])  # v1: @result
+            return dotted("index", ()) if path and path[0] == "index" else None
         if name in LOOP_NAMES and path and path[0] in _loop_variables(c):
             return dotted("vars", path)
         if c.id in self.sub_agent_of:
@@ -315,6 +350,9 @@ class _Importer:
         mapping = BY_NAME.get(name)
         new_path = path
         if name in MAP_NAMES:
+            inner = self.by_lower.get(str(path[0]).lower()) if path else None
+            if inner is not None and self.parent(inner) == c.id:  # v1: an Iteration's output per body node
+                c.params.setdefault("outputs", {})[str(path[0])] = {"ref": f"{inner.id}@content"}
             outputs = _map_outputs(c)
             if len(outputs) > 1 and path and path[0] in outputs:
                 self.warn(f"{c.id}: with several outputs, each item of the map's list is an object of them")
@@ -408,11 +446,12 @@ class _Importer:
                 if loop is None:
                     self.unsupported(c, "ExitLoop outside a Loop (delete it)")
                     continue
-                spec = self._spec(
-                    c,
+                b = Built(
                     "assign",
                     {"assignments": [{"variable": _exit_var(loop), "op": "overwrite", "value": True}]},
                 )
+                built[c.id] = b
+                spec = self._spec(c, b.type, b.config)
                 nodes.setdefault(scope, []).append(spec)
                 self.origin[spec["id"]] = c.name
                 continue
@@ -459,28 +498,34 @@ class _Importer:
             self.warn(
                 f"{cid} runs only after a failure (exception_goto): plait has no error port yet, so it was dropped"
             )
+        routes: dict[str, list[tuple[str, str]]] = {}
         for cid, b in built.items():
             if cid in dropped:
                 continue
             c = self.c[cid]
-            scope = self.parent(c)
+            kept = routes.setdefault(cid, [])
             for src_port, target in self._routes(c, b):
-                if target in dropped:
-                    continue
                 t = self.c.get(target)
-                if t is None:
+                if target in dropped or (
+                    t is not None
+                    and (t.name.lower() in CANVAS_ONLY | AGENT_TOOL_HOLDERS or target in self.sub_agent_of)
+                ):
+                    continue
+                if t is None or target not in built:
                     self.warn(f"{cid}: its downstream {target!r} does not exist; the link was dropped")
-                    continue
-                if t.name.lower() in CANVAS_ONLY | AGENT_TOOL_HOLDERS or target in self.sub_agent_of:
-                    continue
-                if self.parent(t) != scope:
+                elif self.parent(t) != self.parent(c):
                     self.warn(f"{cid} -> {target}: a link into or out of a loop body was dropped")
-                    continue
+                elif (src_port, target) not in kept:
+                    kept.append((src_port, target))
+        self._v1_answers(routes, nodes)
+        self._break_cycles(routes)
+        for cid, pairs in routes.items():
+            scope = self.parent(self.c[cid])
+            for src_port, target in pairs:
                 edge = {"source": self.node_id(cid), "target": self.node_id(target)}
                 if src_port != "out":
                     edge["source_port"] = src_port
-                if edge not in edges.setdefault(scope, []):
-                    edges[scope].append(edge)
+                edges.setdefault(scope, []).append(edge)
         self._generated_nodes(nodes, containers)
         for cid in sorted(containers, key=lambda k: -len(self.scopes(k))):
             body = {"nodes": nodes.pop(cid, []), "edges": edges.pop(cid, [])}
@@ -508,6 +553,70 @@ class _Importer:
         if c.position is not None:
             spec["position"] = {"x": c.position[0], "y": c.position[1]}
         return spec
+
+    def _v1_answers(
+        self, routes: dict[str, list[tuple[str, str]]], nodes: dict[str | None, list[dict[str, Any]]]
+    ) -> None:
+        """A v1 Answer sits in RAGFlow's conversation loop (begin -> Answer -> ... -> Answer): it
+        shows what comes back to it and waits for the next user turn. plait runs one turn per run,
+        so the Answer's entry links go straight on to its downstream and the Answer becomes the
+        turn's final message, showing what loops back to it."""
+        for cid in list(routes):
+            c = self.c[cid]
+            if c.name.lower() != "answer" or not routes[cid] or self._verbatim(c):
+                continue
+            reach = _reachable(routes, [t for _, t in routes[cid]])
+            if cid not in reach:
+                continue  # not in a loop: an ordinary message
+            ups = [u for u, pairs in routes.items() if any(t == cid for _, t in pairs)]
+            back = [u for u in ups if u in reach]
+            after = [t for _, t in routes[cid]]
+            for u in ups:
+                if u in back:
+                    continue
+                routes[u] = [
+                    p
+                    for pair in routes[u]
+                    for p in ([(pair[0], t) for t in after] if pair[1] == cid else [pair])
+                ]
+            routes[cid] = []
+            text = "\n".join(filter(None, (self.output_of(u) for u in back)))
+            for spec in nodes.get(self.parent(c), []):
+                if spec["id"] == self.node_id(cid):
+                    spec["config"] = {"text": text}
+            self.warn(
+                f"{cid}: RAGFlow v1's Answer waits for the next user turn; in plait each turn is a run, "
+                "so it shows the reply and the run ends"
+            )
+
+    def _break_cycles(self, routes: dict[str, list[tuple[str, str]]]) -> None:
+        """Links that close a cycle (RAGFlow runs them again; plait repeats only loop bodies) are
+        dropped with a warning, found depth-first from the start."""
+        state: dict[str, int] = {}
+        order = sorted(routes, key=lambda k: (self.c[k].name.lower() != "begin", list(routes).index(k)))
+        for root in order:
+            if root in state:
+                continue
+            stack: list[tuple[str, int]] = [(root, 0)]
+            state[root] = 1
+            while stack:
+                cid, i = stack[-1]
+                pairs = routes.get(cid, [])
+                if i >= len(pairs):
+                    state[cid] = 2
+                    stack.pop()
+                    continue
+                stack[-1] = (cid, i + 1)
+                target = pairs[i][1]
+                if state.get(target) == 1:
+                    routes[cid] = [p for p in pairs if p[1] != target]
+                    stack[-1] = (cid, i)
+                    self.warn(
+                        f"{cid} -> {target} closes a cycle: plait repeats only loop bodies, so the link was dropped"
+                    )
+                elif target not in state:
+                    state[target] = 1
+                    stack.append((target, 0))
 
     def _exception_only(self, built: dict[str, Built]) -> set[str]:
         """The components only an `exception_goto` leads to (and what only they lead to)."""
@@ -736,6 +845,17 @@ class _Importer:
 
 
 _SUB_NAME = re.compile(r"[^a-zA-Z0-9_-]+")
+
+
+def _reachable(routes: dict[str, list[tuple[str, str]]], start: list[str]) -> set[str]:
+    seen: set[str] = set()
+    todo = list(start)
+    while todo:
+        cid = todo.pop()
+        if cid not in seen:
+            seen.add(cid)
+            todo += [t for _, t in routes.get(cid, [])]
+    return seen
 
 
 def _gotos(c: Component) -> set[str]:

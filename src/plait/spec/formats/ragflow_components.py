@@ -95,6 +95,17 @@ class Context(Protocol):
     def fields_of(self, plait_type: str) -> frozenset[str]:
         """The config fields a node type declares."""
 
+    def output_of(self, cid: str) -> str | None:
+        """`{{...}}` for the whole output of component `cid` (v1 refers to components by id), or
+        None if there is no such component."""
+
+    def upstream_of(self, c: Component) -> list[str]:
+        """The components with a link to `c`."""
+
+    def v1_input(self, c: Component) -> str:
+        """What reaches `c` in a v1 document (its `{input}`): the outputs of the nearest upstream
+        components that produce something, past routing ones; the user's query past Begin/Answer."""
+
 
 @dataclass(slots=True)
 class Built:
@@ -272,8 +283,11 @@ def begin_inputs(c: Component, ctx: Context) -> dict[str, Any] | None:
 
 
 def _message(c: Component, ctx: Context) -> Built:
-    content = c.params.get("content")
+    content = c.params.get("content") or c.params.get("messages")
     texts = str_list(content) if not isinstance(content, str) else [content]
+    if not texts and c.name.lower() == "answer":  # v1: shows what reaches it
+        ups = [u for u in ctx.upstream_of(c) if u.lower() != "begin"]
+        texts = ["\n".join(filter(None, (ctx.output_of(u) for u in ups)))]
     if len(texts) > 1:
         ctx.warn(f"{c.id}: RAGFlow picks one of {len(texts)} message texts at random; plait keeps the first")
     if str(c.params.get("output_format") or "").lower() in FILE_FORMATS:
@@ -285,7 +299,7 @@ def _llm(c: Component, ctx: Context) -> Built:
     p = c.params
     config = model_settings(p, ctx)
     if c.name.lower() == "generate":  # v1: `prompt` is the system prompt, the user turn the query
-        config["system"] = str(ctx.template(p.get("prompt") or ""))
+        config["system"] = str(ctx.template(v1_placeholders(c, str(p.get("prompt") or ""), ctx)))
         config["prompt"] = "{{sys.query}}"
     else:
         if p.get("sys_prompt"):
@@ -301,6 +315,19 @@ def _llm(c: Component, ctx: Context) -> Built:
         if isinstance(structured["value"], dict):
             config["output_schema"] = structured["value"]
     return Built("llm", config, retry=retry_policy(p))
+
+
+def v1_placeholders(c: Component, text: str, ctx: Context) -> str:
+    """v1 prompts name inputs `{key}` (`parameters: [{key, component_id}]`) and `{input}` (what
+    reaches the component): both become references."""
+    for item in c.params.get("parameters") or []:
+        if isinstance(item, dict) and item.get("key") and item.get("component_id"):
+            ref = ctx.output_of(str(item["component_id"]))
+            if ref:
+                text = text.replace("{" + str(item["key"]) + "}", ref)
+    if "{input}" in text:
+        text = text.replace("{input}", ctx.v1_input(c))
+    return text
 
 
 def _llm_path(c: Component, path: Path) -> Path:
@@ -424,7 +451,7 @@ def _switch(c: Component, ctx: Context) -> Built:
         routes.extend((f"case_{i + 1}", t) for t in str_list(cond.get("to")))
     if not cases:  # a switch with no case always takes its default branch
         cases = [{"when": [{"ref": "{{sys.run_id}}", "op": "empty"}]}]
-    routes.extend(("else", t) for t in str_list(p.get("end_cpn_ids")))
+    routes.extend(("else", t) for t in str_list(p.get("end_cpn_ids") or p.get("end_cpn_id")))
     return Built("switch", {"cases": cases}, routes=routes)
 
 
@@ -702,27 +729,44 @@ def _variable_aggregator(c: Component, ctx: Context) -> Built:
     return Built("merge", {"groups": groups} if groups else {})
 
 
-def _tool_component(tool: str, arg: str = "query") -> Build:
-    """A v1 canvas tool component (DuckDuckGo, Wikipedia...): one `tool` node call."""
+def _tool_component(c: Component, ctx: Context, arg: str = "query") -> Built:
+    """A canvas tool component (v1 DuckDuckGo, Wikipedia...): one `tool` node call of the plait
+    tool `TOOLS` names (reported when the runs have none)."""
+    p = c.params
+    tool = ctx.tool(c, {"component_name": c.name}) or "web_search"
+    query = p.get("query")
+    if isinstance(query, list):
+        query = query[0] if query else None
+        if isinstance(query, dict):
+            if query.get("component_id"):
+                query = ctx.output_of(str(query["component_id"])) or query.get("value")
+            else:
+                query = query.get("value")
+    config: dict[str, Any] = {"tool": tool}
+    if query:
+        config["args"] = {arg: ctx.ref(query)}
+    else:
+        config["input_param"] = arg
+    top_n = _number(p.get("top_n"))
+    if top_n:
+        config.setdefault("args", {})["max_results"] = int(top_n)
+    return Built("tool", config)
 
-    def build(c: Component, ctx: Context) -> Built:
-        p = c.params
-        query = p.get("query")
-        if isinstance(query, list):
-            query = query[0] if query else None
-            if isinstance(query, dict):
-                query = query.get("component_id") or query.get("value")
-        config: dict[str, Any] = {"tool": tool}
-        if query:
-            config["args"] = {arg: ctx.ref(query)}
-        else:
-            config["input_param"] = arg
-        top_n = _number(p.get("top_n"))
-        if top_n:
-            config.setdefault("args", {})["max_results"] = int(top_n)
-        return Built("tool", config)
 
-    return build
+def _concentrator(c: Component, ctx: Context) -> Built:
+    """v1 Concentrator: joins branches and passes on what reaches it."""
+    return Built("merge", {})
+
+
+def _template(c: Component, ctx: Context) -> Built:
+    """v1 Template: `content` with `{key}` parameters, rendered."""
+    return Built(
+        "text",
+        {
+            "operation": "template",
+            "template": str(ctx.template(v1_placeholders(c, str(c.params.get("content") or ""), ctx))),
+        },
+    )
 
 
 def passthrough(mapping: Mapping, plait_type: str) -> Build:
@@ -742,6 +786,31 @@ def passthrough(mapping: Mapping, plait_type: str) -> Build:
 
 # ----------------------------------------------------------------------------- the tables
 
+# Tools RAGFlow also places on the canvas as components (v1); TOOLS says what each becomes.
+TOOL_COMPONENTS = (
+    "DuckDuckGo",
+    "TavilySearch",
+    "TavilyExtract",
+    "SearXNG",
+    "Wikipedia",
+    "ArXiv",
+    "Google",
+    "GoogleScholar",
+    "Bing",
+    "Baidu",
+    "BaiduFanyi",
+    "DeepL",
+    "GitHub",
+    "PubMed",
+    "QWeather",
+    "AkShare",
+    "Jin10",
+    "TuShare",
+    "WenCai",
+    "YahooFinance",
+    "Email",
+    "Crawler",
+)
 LOOP_NAMES = frozenset({"loop"})
 MAP_NAMES = frozenset({"iteration"})
 BODY_START_NAMES = frozenset({"loopitem", "iterationitem"})
@@ -797,11 +866,9 @@ MAPPINGS: tuple[Mapping, ...] = (
     Mapping(("ListOperations",), ("list_ops",), _list_operations, output_path=_whole_result),
     Mapping(("VariableAssigner",), ("assign",), _variable_assigner),
     Mapping(("VariableAggregator",), ("merge",), _variable_aggregator),
-    Mapping(("DuckDuckGo",), ("tool",), _tool_component("web_search"), output_path=_tool_result),
-    Mapping(("TavilySearch",), ("tool",), _tool_component("web_search"), output_path=_tool_result),
-    Mapping(("SearXNG",), ("tool",), _tool_component("web_search"), output_path=_tool_result),
-    Mapping(("Wikipedia",), ("tool",), _tool_component("wikipedia"), output_path=_tool_result),
-    Mapping(("ArXiv",), ("tool",), _tool_component("arxiv"), output_path=_tool_result),
+    *(Mapping((name,), ("tool",), _tool_component, output_path=_tool_result) for name in TOOL_COMPONENTS),
+    Mapping(("Concentrator",), ("merge",), _concentrator),
+    Mapping(("Template",), ("text",), _template),
     # Node types issue 16 adds: mapped as soon as the node type exists.
     Mapping(
         ("Retrieval", "SearchMyDataset", "search_my_dataset", "search_my_dateset"),
@@ -869,6 +936,7 @@ TOOLS: dict[str, tuple[str, ...]] = {
     "google": ("google",),
     "googlescholar": ("google_scholar",),
     "baidu": ("baidu",),
+    "baidufanyi": ("baidu_fanyi",),
     "bing": ("bing",),
     "deepl": ("deepl",),
     "qweather": ("qweather",),
