@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
+from test_ragflow_import import with_retrieval  # the stand-in `retrieval` node type
 
 from plait.nodes.registry import default_registry
 from plait.spec.formats import import_ragflow
@@ -217,3 +218,27 @@ def test_loop_map_and_sub_agents_survive_conversion() -> None:
     assert nodes["boss"]["config"]["sub_agents"][0]["name"] == "helper"
     assert nodes["boss"]["config"]["sub_agents"][0]["agent"]["tools"] == ["wikipedia"]
     assert nodes["count"]["config"]["until"] == [{"ref": "{{vars.n}}", "op": ">=", "value": 3}]
+
+
+def test_all_json_round_trips_once_a_retrieval_node_exists() -> None:
+    """Loops, iterations, exposed body values and 12-way switches survive both ways: unchanged,
+    and converted from the RAGFlow params alone."""
+    registry = with_retrieval()
+    first = import_ragflow(load("all"), catalog=registry).document
+    exported = json.loads(json.dumps(export_ragflow(first)))
+    assert exported["components"]["Retrieval:KBSearch"]["obj"]["params"]["top_n"] == 5
+    assert import_ragflow(exported, catalog=registry).document == first
+    converted = import_ragflow(without_plait(exported), catalog=registry)
+    assert converted.problems == []
+
+    def shape(doc: dict[str, Any], prefix: str = "") -> list[Any]:
+        out: list[Any] = []
+        for n in doc["nodes"]:
+            out.append((prefix + n["id"], n["type"]))
+            body = (n.get("config") or {}).get("body")
+            if body:
+                out += shape(body, f"{prefix}{n['id']}/")
+        out += [(prefix, json.dumps(e, sort_keys=True)) for e in doc["edges"]]
+        return sorted(out)
+
+    assert shape(converted.document) == shape(first)
