@@ -38,6 +38,7 @@ async def llama_caller(
     return str(r.json()["id"])
 
 
+@pytest.mark.timeout(600)  # a 135M model on two busy cores
 async def test_a_question_streams_an_answer_and_an_unparseable_classification_is_a_question(
     client: httpx.AsyncClient, app: Any, llama_caller: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -68,6 +69,7 @@ async def test_a_question_streams_an_answer_and_an_unparseable_classification_is
     assert "assistant.tokens.phase phase=main" in caplog.text
 
 
+@pytest.mark.timeout(600)
 def test_a_real_server_streams_tokens_as_they_come_and_a_disconnect_ends_the_turn(
     tmp_path: Any, llama_server: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
