@@ -5,6 +5,7 @@
     queue.py     RunQueue: the API side, which sends messages
     worker.py    QueueWorker: the worker side, a Celery worker whose tasks hand each run to one
                  long-lived asyncio loop and acknowledge the message when the run stops
+    transport.py kombu's Redis transport keeping one client per channel (not one per command)
     events.py    EventRelay / EventFeed: run events from the workers to the API servers' streams
                  through Redis pub/sub, once committed to the log (the source of truth)
 

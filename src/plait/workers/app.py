@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from celery import Celery
 
+from plait.workers.transport import TRANSPORT
+
 TASK_NAME = "plait.run"  # the one task: execute a QueuedRun
 QUEUE_NAME = "plait.runs"
 # Redis gives an unacknowledged message to another worker after this long; the lease guards
@@ -25,6 +27,7 @@ def celery_app(redis_url: str, *, name: str = "plait") -> Celery:
     the result)."""
     app = Celery(name, broker=redis_url, set_as_current=False)
     app.conf.update(
+        broker_transport=TRANSPORT,  # kombu's Redis transport, one client per channel
         task_serializer="json",
         accept_content=["json"],
         task_ignore_result=True,
