@@ -469,10 +469,10 @@ class Runner:
             return None
         if self.own_journal is not None:  # the run itself: a restored node started again continues
             reran = self.reran
-            continuing = reran is not None and pn.index in reran
-            if continuing:
-                reran.discard(pn.index)  # (only its first child: a retry or a second visit is new)
-            return pn.id, continuing
+            if reran is None or pn.index not in reran:
+                return pn.id, False
+            reran.discard(pn.index)  # (only its first child: a retry or a second visit is new)
+            return pn.id, True
         if not self.item_prefix:
             return None
         # A body runs an item again only when the item was not recorded: it continues.
