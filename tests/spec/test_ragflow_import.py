@@ -685,3 +685,16 @@ def test_v1_switch_and_iteration_examples() -> None:
         "value": "{{generate:1.content}}",
     }
     assert nodes["message:0"]["config"]["text"] == "{{iteration:0}}"
+
+
+def test_malformed_fields_are_a_clear_error_naming_the_component() -> None:
+    data = load("switch")
+    switch = next(n for n in data["graph"]["nodes"] if n["id"] == "Switch:EmptySquidsJudge")
+    switch["data"]["form"]["conditions"][0]["items"] = [
+        {"cpn_id": "sys.query", "operator": "=", "value": "x"}
+    ]
+    switch["data"]["form"]["end_cpn_ids"] = 5  # not a list: read as none
+    assert import_ragflow(data, catalog=default_registry()).problems == []
+    data["graph"]["nodes"][0]["data"]["form"]["inputs"] = {"q": {"type": "options", "options": 3}}
+    result = import_ragflow(data, catalog=default_registry())
+    assert result.problems == []

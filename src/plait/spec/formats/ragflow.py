@@ -67,6 +67,7 @@ from plait.spec.formats.ragflow_dsl import (
     Component,
     Dsl,
     as_dict,
+    as_list,
     looks_like_ragflow,
     read_dsl,
     text_of,
@@ -177,9 +178,25 @@ def import_ragflow(
     names the agent tools the runs have. Without them every type and tool of the mapping table is
     taken as available and the result is not validated."""
     data, wrapper = unwrap(load_ragflow(document))
-    dsl = read_dsl(data)
-    importer = _Importer(dsl, data, catalog, tools, wrapper)
-    doc = importer.run(flow_id)
+    importer: _Importer | None = None
+    try:
+        importer = _Importer(read_dsl(data), data, catalog, tools, wrapper)
+        doc = importer.run(flow_id)
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+        if isinstance(exc, PlaitError):
+            raise
+        # A field of an unexpected type somewhere in a hand-edited document: name the component.
+        where = importer.current if importer is not None else None
+        raise RagflowImportError(
+            "the RAGFlow document is malformed" + (":" if where else f": {exc}"),
+            hint="export the agent from RAGFlow again, or fix that component's fields",
+            components=[
+                {"id": where.id, "component": where.name, "reason": f"unexpected field value ({exc})"}
+            ]
+            if where
+            else [],
+            code="ragflow_malformed",
+        ) from exc
     result = ImportResult(doc, importer.warnings)
     if catalog is not None:
         try:
@@ -667,14 +684,14 @@ class _Importer:
             int(count) if isinstance(count, (int, float)) and 1 <= count <= 100_000 else 100
         )
         variables: dict[str, Any] = {}
-        for v in p.get("loop_variables") or []:
+        for v in as_list(p.get("loop_variables")):
             if isinstance(v, dict) and v.get("variable"):
                 value = v.get("value")
                 variables[str(v["variable"])] = (
                     self.ref(value) if v.get("input_mode") == "variable" else value
                 )
         until: list[dict[str, Any]] = []
-        for cond in p.get("loop_termination_condition") or []:
+        for cond in as_list(p.get("loop_termination_condition")):
             if isinstance(cond, dict) and cond.get("variable"):
                 op = str(cond.get("operator") or "=")
                 item = {"ref": self.ref(cond["variable"]), "op": OPERATORS.get(op.lower(), op)}
@@ -872,7 +889,7 @@ def _exit_var(loop: Component) -> str:
 def _loop_variables(c: Component) -> set[str]:
     return {
         str(v.get("variable"))
-        for v in c.params.get("loop_variables") or []
+        for v in as_list(c.params.get("loop_variables"))
         if isinstance(v, dict) and v.get("variable")
     }
 
@@ -888,4 +905,4 @@ def _map_outputs(c: Component) -> dict[str, str]:
 
 
 def _tool_agents(c: Component) -> list[dict[str, Any]]:
-    return [spec for spec in c.params.get("tools") or [] if is_sub_agent(spec)]
+    return [spec for spec in as_list(c.params.get("tools")) if is_sub_agent(spec)]

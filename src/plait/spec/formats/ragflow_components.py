@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from plait.spec.formats.ragflow_dsl import Component, as_dict
+from plait.spec.formats.ragflow_dsl import Component, as_dict, as_list
 
 Path = tuple[str | int, ...]
 
@@ -215,7 +215,7 @@ def _prompt_text(p: dict[str, Any], ctx: Context) -> str:
         return str(ctx.template(prompts))
     texts = [
         str(m.get("content") or "")
-        for m in prompts or []
+        for m in as_list(prompts)
         if isinstance(m, dict) and m.get("role", "user") == "user"
     ]
     if len(texts) > 1:
@@ -320,7 +320,7 @@ def _llm(c: Component, ctx: Context) -> Built:
 def v1_placeholders(c: Component, text: str, ctx: Context) -> str:
     """v1 prompts name inputs `{key}` (`parameters: [{key, component_id}]`) and `{input}` (what
     reaches the component): both become references."""
-    for item in c.params.get("parameters") or []:
+    for item in as_list(c.params.get("parameters")):
         if isinstance(item, dict) and item.get("key") and item.get("component_id"):
             ref = ctx.output_of(str(item["component_id"]))
             if ref:
@@ -353,13 +353,13 @@ def agent_settings(c: Component, ctx: Context, *, tools_of: Component | None = N
     config = model_settings(p, ctx)
     config["system"] = str(ctx.template(p.get("sys_prompt") or ""))
     tools: list[str] = []
-    for spec in p.get("tools") or []:
+    for spec in as_list(p.get("tools")):
         if is_sub_agent(spec):
             continue  # a sub-agent (see the importer's _sub_agents)
         name = ctx.tool(c, spec)
         if name and name not in tools:
             tools.append(name)
-    for server in p.get("mcp") or []:
+    for server in as_list(p.get("mcp")):
         if not isinstance(server, dict) or not server.get("mcp_id"):
             continue
         sid = str(server["mcp_id"])
@@ -443,8 +443,8 @@ def _switch(c: Component, ctx: Context) -> Built:
     p = c.params
     cases: list[dict[str, Any]] = []
     routes: list[tuple[str, str]] = []
-    for i, cond in enumerate(x for x in p.get("conditions") or [] if isinstance(x, dict)):
-        items = [x for x in cond.get("items") or [] if isinstance(x, dict)]
+    for i, cond in enumerate(x for x in as_list(p.get("conditions")) if isinstance(x, dict)):
+        items = [x for x in as_list(cond.get("items")) if isinstance(x, dict)]
         when = [_condition(x, ctx, "cpn_id") for x in items] or [{"ref": "{{sys.run_id}}", "op": "empty"}]
         logic = str(cond.get("logical_operator") or "and").lower()
         cases.append({"when": when, "logic": "or" if logic == "or" else "and"})
@@ -475,7 +475,7 @@ def _human(c: Component, ctx: Context) -> Built:
         if kind == "file":
             ctx.warn(f"{c.id}: input {key!r} is a file upload: plait asks for text (a URL or the content)")
         if f["type"] == "select":
-            f["options"] = [str(o) for o in spec.get("options") or []]
+            f["options"] = [str(o) for o in as_list(spec.get("options"))]
             if not f["options"]:
                 f["type"] = "string"
                 del f["options"]
@@ -522,7 +522,7 @@ def _http(c: Component, ctx: Context) -> Built:
     if isinstance(headers, dict) and headers:
         config["headers"] = {str(k): str(ctx.template(str(v))) for k, v in headers.items()}
     args: dict[str, Any] = {}
-    for var in p.get("variables") or []:
+    for var in as_list(p.get("variables")):
         if isinstance(var, dict) and var.get("key"):
             args[str(var["key"])] = ctx.ref(var["ref"]) if var.get("ref") else ctx.template(var.get("value"))
     if args:
@@ -632,13 +632,13 @@ def _data_operations(c: Component, ctx: Context) -> Built:
     elif op == "append_or_update":
         config["updates"] = {
             str(u.get("key")): ctx.template(u.get("value"))
-            for u in p.get("updates") or []
+            for u in as_list(p.get("updates"))
             if isinstance(u, dict) and u.get("key")
         }
     elif op == "rename":
         config["renames"] = {
             str(r.get("old_key")): str(r.get("new_key"))
-            for r in p.get("rename_keys") or []
+            for r in as_list(p.get("rename_keys"))
             if isinstance(r, dict) and r.get("old_key")
         }
     elif op == "filter":
@@ -649,7 +649,7 @@ def _data_operations(c: Component, ctx: Context) -> Built:
                     "op": OPERATORS.get(str(f.get("operator") or "=").lower(), "=="),
                     "value": f.get("value"),
                 }
-                for f in p.get("filter_values") or []
+                for f in as_list(p.get("filter_values"))
                 if isinstance(f, dict)
             ]
             or [{"key": "", "op": "not_empty"}],
@@ -700,7 +700,7 @@ ASSIGN_OPS = {
 
 def _variable_assigner(c: Component, ctx: Context) -> Built:
     assignments: list[dict[str, Any]] = []
-    for v in c.params.get("variables") or []:
+    for v in as_list(c.params.get("variables")):
         if not isinstance(v, dict) or not v.get("variable"):
             continue
         target = str(v["variable"])
@@ -719,10 +719,10 @@ def _variable_assigner(c: Component, ctx: Context) -> Built:
 
 def _variable_aggregator(c: Component, ctx: Context) -> Built:
     groups: list[dict[str, Any]] = []
-    for g in c.params.get("groups") or []:
+    for g in as_list(c.params.get("groups")):
         if not isinstance(g, dict):
             continue
-        refs = [ctx.ref(v.get("value") if isinstance(v, dict) else v) for v in g.get("variables") or []]
+        refs = [ctx.ref(v.get("value") if isinstance(v, dict) else v) for v in as_list(g.get("variables"))]
         refs = [r for r in refs if isinstance(r, str) and r]
         if refs:
             groups.append({"name": str(g.get("group_name") or f"group_{len(groups) + 1}"), "refs": refs})

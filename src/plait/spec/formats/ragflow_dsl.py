@@ -56,6 +56,11 @@ def as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def as_list(value: Any) -> list[Any]:
+    """`value` if it is a list, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
 def unwrap(document: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The DSL of a RAGFlow template or API agent (`{id, title, description, canvas_type, dsl}`)
     and that wrapper's fields; a bare DSL is returned as it is, with no wrapper."""
@@ -108,8 +113,8 @@ def _str_list(value: Any) -> list[str]:
 def read_dsl(document: dict[str, Any]) -> Dsl:
     """The components of a RAGFlow document (see the module docstring); assumes `looks_like_ragflow`."""
     graph = as_dict(document.get("graph"))
-    nodes = [n for n in graph.get("nodes") or [] if isinstance(n, dict) and n.get("id")]
-    edges = [e for e in graph.get("edges") or [] if isinstance(e, dict)]
+    nodes = [n for n in as_list(graph.get("nodes")) if isinstance(n, dict) and n.get("id")]
+    edges = [e for e in as_list(graph.get("edges")) if isinstance(e, dict)]
     by_node = {str(n["id"]): n for n in nodes}
     raw = document.get("components")
     graph_only = not (isinstance(raw, dict) and raw)
@@ -123,7 +128,7 @@ def read_dsl(document: dict[str, Any]) -> Dsl:
             components[cid] = Component(
                 id=cid,
                 name=str(obj.get("component_name") or data.get("label") or ""),
-                params=dict(obj.get("params") or {}),
+                params=dict(as_dict(obj.get("params"))),
                 downstream=_str_list(c.get("downstream")),
                 parent=c.get("parent_id") or node.get("parentId") or None,
                 position=_position(node),
@@ -188,7 +193,7 @@ def read_dsl(document: dict[str, Any]) -> Dsl:
             _routes_from_handles(components[cid], pairs)
     return Dsl(
         components=components,
-        globals=dict(document.get("globals") or {}),
+        globals=as_dict(document.get("globals")),
         variables=_variables(document.get("variables")),
         graph_only=graph_only,
     )
@@ -209,7 +214,7 @@ def _routes_from_handles(c: Component, pairs: list[tuple[str, str]]) -> None:
     front end does when it builds components; routes the form already names are kept."""
     name = c.name.lower()
     if name == "switch":
-        conditions = [x for x in c.params.get("conditions") or [] if isinstance(x, dict)]
+        conditions = [x for x in as_list(c.params.get("conditions")) if isinstance(x, dict)]
         for handle, dst in pairs:
             if handle == ELSE_HANDLE:
                 ends = _str_list(c.params.get(ELSE_HANDLE))
@@ -229,10 +234,10 @@ def _routes_from_handles(c: Component, pairs: list[tuple[str, str]]) -> None:
         for handle, dst in pairs:
             by_uuid.setdefault(handle, []).append(dst)
         described: dict[str, Any] = {}
-        for item in c.params.get("items") or []:
+        for item in as_list(c.params.get("items")):
             if not isinstance(item, dict) or not item.get("name"):
                 continue
-            examples = [e.get("value") if isinstance(e, dict) else e for e in item.get("examples") or []]
+            examples = [e.get("value") if isinstance(e, dict) else e for e in as_list(item.get("examples"))]
             described[str(item["name"])] = {
                 "description": item.get("description") or "",
                 "examples": [e for e in examples if isinstance(e, str) and e],
