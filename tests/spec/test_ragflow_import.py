@@ -698,3 +698,35 @@ def test_malformed_fields_are_a_clear_error_naming_the_component() -> None:
     data["graph"]["nodes"][0]["data"]["form"]["inputs"] = {"q": {"type": "options", "options": 3}}
     result = import_ragflow(data, catalog=default_registry())
     assert result.problems == []
+
+
+ALL_BRANCHES = {
+    "condition": ([{"x": "yes"}], "Message:CondYes", "命中 IF: x==yes"),
+    "data_ops": ([], "Message:DataListDone", '"tag": "demo"'),
+    "text": ([{"text": "a b c"}], "Message:TextDone", "merge: a|b|c"),
+    "var_assigner": ([], "Message:VarDone", "env.counter=1"),
+    "var_aggregator": ([], "Message:AggDone", "picked=1"),
+    "categorize": ([{"text": "hello"}], "Message:CateOther", "分类结果=Other"),
+    "code": ([{"x": 21}], "Message:CodeDone", "CodeExec.result=42"),
+    "message": ([], "Message:Only", "Message 节点演示"),
+    "wait_input": ([{"anything": "hi"}], "Message:WaitDone", "hi"),
+    "retrieval": ([{"kb": "kb1", "query": "what"}], "Message:KBDone", "formalized_content:\nchunk"),
+}
+
+
+@pytest.mark.parametrize("demo", sorted(ALL_BRANCHES))
+async def test_all_json_branch_runs_through_its_pauses(demo: str) -> None:
+    answers, message, text = ALL_BRANCHES[demo]
+    registry = with_retrieval()
+    doc = load_flow(import_ragflow(load("all"), catalog=registry).document, registry=registry)
+    cp = InMemoryCheckpointer()
+
+    def providers() -> dict[str, Any]:
+        return {"scripted": ScriptedProvider([{"content": "Other"}])}
+
+    result = await run(doc, {"query": "go"}, checkpointer=cp, providers=providers())
+    for answer in [{"demo": demo}, *answers]:
+        assert result.status == "waiting", result.error
+        result = await resume(doc, result.run_id, answer, checkpointer=cp, providers=providers())
+    assert result.status == "completed", result.error
+    assert text in result.outputs[message]
