@@ -730,3 +730,21 @@ async def test_all_json_branch_runs_through_its_pauses(demo: str) -> None:
         result = await resume(doc, result.run_id, answer, checkpointer=cp, providers=providers())
     assert result.status == "completed", result.error
     assert text in result.outputs[message]
+
+
+async def test_categorize_and_sub_agent_fixtures_run_with_the_scripted_provider() -> None:
+    doc = import_ragflow(load("questions_category"), catalog=default_registry()).document
+    result = await run(
+        doc, {"query": "how are you?"}, providers={"scripted": ScriptedProvider([{"content": "casual"}])}
+    )
+    assert result.outputs == {"Message:AngryTeamsKnock": "how are you?11111\n\n"}
+    doc = import_ragflow(load("subaget"), catalog=default_registry()).document
+    # The sub-agent's MCP server (named by its RAGFlow id) is not configured here: the call
+    # fails and the error goes back to the lead agent, which answers.
+    steps = [
+        {"tool_calls": [{"name": "agent", "arguments": {"task": "weather in Paris"}}]},
+        {"content": "It is sunny."},
+    ]
+    result = await run(doc, {"query": "weather?"}, providers={"scripted": ScriptedProvider(steps)})
+    assert result.status == "completed", result.error
+    assert result.outputs == {"Message:FieryDragonsTry": "It is sunny."}
