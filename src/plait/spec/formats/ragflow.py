@@ -87,7 +87,6 @@ _CONTENT_OUTPUTS = frozenset(
 )
 # Components a v1 `{input}` looks past: they route, they do not produce.
 _PASS_THROUGH = frozenset({"switch", "categorize", "relevant", "concentrator"})
-_EXCEPTION_FIELDS = ("exception_method", "exception_goto", "exception_default_value")
 
 
 @dataclass(slots=True)
@@ -235,8 +234,8 @@ class _Importer:
         self.origin: dict[str, str] = {}
         previous = as_dict(data.get("plait"))
         self.previous: dict[str, Any] = previous
-        meta = ((previous.get("metadata") or {}).get(FORMAT) or {}) if isinstance(previous, dict) else {}
-        for cid, var in (meta.get("exposed") or {}).items():
+        meta = as_dict(as_dict(previous.get("metadata")).get(FORMAT))
+        for cid, var in as_dict(meta.get("exposed")).items():
             if cid in self.c:
                 self.exposed[cid] = var
 
@@ -309,9 +308,9 @@ class _Importer:
                 out.append(ref)
         return "\n".join(out)
 
-    def fields_of(self, plait_type: str) -> frozenset[str]:
+    def fields_of(self, plait_type: str) -> frozenset[str] | None:
         cls = self.catalog.get(plait_type) if self.catalog is not None else None
-        return frozenset(cls.Config.model_fields) if cls is not None else frozenset()
+        return frozenset(cls.Config.model_fields) if cls is not None else None
 
     # ------------------------------------------------------------------ structure
     def parent(self, c: Component) -> str | None:
@@ -854,7 +853,7 @@ class _Importer:
             meta["generated"] = self.generated
         if self.exposed:
             meta["exposed"] = self.exposed
-        extra = {k: v for k, v in (prev.get("metadata") or {}).items() if k != FORMAT} if prev else {}
+        extra = {k: v for k, v in as_dict(prev.get("metadata")).items() if k != FORMAT}
         doc["metadata"] = {**extra, FORMAT: meta} if meta else extra
         if not doc["metadata"]:
             del doc["metadata"]

@@ -92,8 +92,8 @@ class Context(Protocol):
     def tool(self, c: Component, spec: Any) -> str | None:
         """The plait tool name for a RAGFlow agent tool entry (None: reported)."""
 
-    def fields_of(self, plait_type: str) -> frozenset[str]:
-        """The config fields a node type declares."""
+    def fields_of(self, plait_type: str) -> frozenset[str] | None:
+        """The config fields a node type declares (None: unknown, without a node catalog)."""
 
     def output_of(self, cid: str) -> str | None:
         """`{{...}}` for the whole output of component `cid` (v1 refers to components by id), or
@@ -776,7 +776,7 @@ def passthrough(mapping: Mapping, plait_type: str) -> Build:
         declared = ctx.fields_of(plait_type)
         config: dict[str, Any] = {}
         for src, dst in (mapping.passthrough or {}).items():
-            if dst in declared and c.params.get(src) not in (None, "", []):
+            if (declared is None or dst in declared) and c.params.get(src) not in (None, "", []):
                 value = c.params[src]
                 config[dst] = ctx.template(value) if isinstance(value, str) else value
         return Built(plait_type, config, retry=retry_policy(c.params))
