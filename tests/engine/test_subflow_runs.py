@@ -234,3 +234,68 @@ async def test_a_crash_after_the_child_got_its_answer_does_not_answer_it_twice()
     again = await plait.resume(parent, "r", checkpointer=cut, flows=flows)
     assert again.status == "completed", again.error
     assert again.nodes["sub"].output == {"o": "yes!"} and CALLS == {"after": 1}
+
+
+def map_of_children() -> dict[str, Any]:
+    return flow(
+        [
+            {
+                "id": "m",
+                "type": "map",
+                "config": {
+                    "items": ["p", "q"],
+                    "max_concurrency": 1,
+                    "body": {
+                        "nodes": [
+                            {
+                                "id": "sub",
+                                "type": "subflow",
+                                "config": {"flow": "child", "inputs": {"x": "{{item}}"}},
+                            },
+                            {"id": "o", "type": "output", "config": {"value": "{{sub.o}}"}},
+                        ],
+                        "edges": [{"source": "sub", "target": "o"}],
+                    },
+                },
+            },
+            {"id": "out", "type": "output", "config": {"value": "{{m}}"}},
+        ],
+        [("m", "out")],
+    )
+
+
+@pytest.mark.parametrize("child_finished", [False, True])
+async def test_a_map_item_s_child_continues_after_a_crash(child_finished: bool) -> None:
+    cp = InMemoryCheckpointer()
+    flows = {"child": child_doc()}
+    full = await plait.run(map_of_children(), checkpointer=cp, run_id="r", flows=flows)
+    assert full.outputs == {"out": ["p-a-b", "q-a-b"]}
+    # the parent: item 0 recorded, item 1 not; item 1's child cut in `cb`, or finished
+    child = "r.m@1.sub"
+    child_cut = len(cp.runs[child].deltas) if child_finished else index_of(cp, child, "cb", "running") + 1
+    cut = crashed(cp, "r", index_of(cp, "r", "m@0", "item") + 1, child, child_cut)
+    if child_finished:
+        cut.runs[child].run.status, cut.runs[child].run.outputs = "completed", {"o": "q-a-b"}
+    CALLS.clear()
+    resumed = await plait.resume(map_of_children(), "r", checkpointer=cut, flows=flows)
+    assert resumed.status == "completed" and resumed.outputs == full.outputs
+    calls = dict(CALLS)
+    assert calls == ({} if child_finished else {"cb": 1})  # `ca` had finished: not run again
+    assert "r.m@1.sub~2" not in cut.runs
+
+
+async def test_a_map_run_again_by_its_policy_starts_new_children() -> None:
+    """Items of a map that runs a second time (not continuing a cut execution) are new: their
+    completed children from the first time are not reused."""
+    cp = InMemoryCheckpointer()
+    flows = {"child": child_doc()}
+    await plait.run(map_of_children(), checkpointer=cp, run_id="r", flows=flows)
+    # as if the map node had just started again in the same run: no item recorded, not restored
+    cut = cp.truncated("r", index_of(cp, "r", "m", "running"))
+    for key in ("r.m@0.sub", "r.m@1.sub"):
+        cut.runs[key] = cp.runs[key]
+    CALLS.clear()
+    again = await plait.resume(map_of_children(), "r", checkpointer=cut, flows=flows)
+    assert again.status == "completed", again.error
+    assert CALLS == {"ca": 2, "cb": 2}
+    assert cut.runs["r.m@0.sub~2"].run.status == "completed"

@@ -16,8 +16,9 @@ last child stored:
 - none: start child 1;
 - running, queued or waiting: continue it;
 - completed: when the node continues an execution cut short (`continuing`: the parent stopped after
-  the child finished, before the node's own delta was saved), the child's outputs stand; otherwise
-  the node runs again (a policy visits it a second time) and starts the next child;
+  the child finished, before the node's own delta, or its loop iteration / map item, was saved;
+  the node, or the loop/map node it runs in, was restored cut short), the child's outputs stand;
+  otherwise the node runs again (a policy visits it a second time) and starts the next child;
 - failed or cancelled: start the next one.
 
 A run without a checkpointer, or a body run outside a loop iteration or map item, keeps its

@@ -121,6 +121,7 @@ class Runner:
         self.checkpointer = checkpointer
         self.parent_run_id: str | None = None
         self.reran: set[int] | None = None  # nodes restored cut short and started again (`child_of`)
+        self.continues = False  # a body run of such a node (a loop iteration, a map item)
         self.parent = parent
         limits = self.services.limits
         max_output = limits.max_node_output_bytes
@@ -310,6 +311,8 @@ class Runner:
             if self.reran is None:
                 self.reran = set()
             self.reran.add(pn.index)
+        elif self.reran:  # a later execution of a node that was restored cut short: a new one
+            self.reran.discard(pn.index)
         allowed = self._mark_started(pn, attempt)
         gate = None
         if self.journal.checkpointing:
@@ -418,6 +421,7 @@ class Runner:
         )
         child.executions = self.executions
         child.checkpointer = self.checkpointer
+        child.continues = self.continues if self.own_journal is None else self._reran(pn)
         if ident is not None:
             child.items, child.item_prefix = items, ident + "/"
             resumed = None if ctx.resume_value is MISSING else resumed_body(ctx.resume_value, ident)
@@ -471,12 +475,16 @@ class Runner:
             reran = self.reran
             if reran is None or pn.index not in reran:
                 return pn.id, False
-            reran.discard(pn.index)  # (only its first child: a retry or a second visit is new)
+            reran.discard(pn.index)  # (a retry after its child failed starts a new one)
             return pn.id, True
         if not self.item_prefix:
             return None
-        # A body runs an item again only when the item was not recorded: it continues.
-        return self.item_prefix + pn.id, True
+        # An item of a loop/map node restored cut short: it had not been recorded, it continues.
+        return self.item_prefix + pn.id, self.continues
+
+    def _reran(self, pn: PlanNode) -> bool:
+        reran = self.reran
+        return reran is not None and pn.index in reran
 
     # ----------------------------------------------------------------- the end
     async def _finish(self, status: RunStatus) -> RunResult:
