@@ -635,8 +635,9 @@ class _Exporter:
 
     def _cond(self, w: dict[str, Any]) -> dict[str, Any]:
         op = str(w.get("op") or "==")
+        ref = str(w.get("ref") or "")  # a condition's ref may be written bare: classify.label
         return {
-            "cpn_id": self.bare(w.get("ref")),
+            "cpn_id": self.bare(ref if "{" in ref else "{{" + ref + "}}"),
             "operator": _OPS_BACK.get(op, op),
             "value": self.template(w.get("value")),
         }
