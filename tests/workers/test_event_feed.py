@@ -110,7 +110,8 @@ async def test_a_relay_without_redis_drops_batches_without_blocking(tmp_path: Pa
         for seq in range(1, 50):
             relay.stored("r", _events("r", seq, 1))
         assert time.monotonic() - t0 < 0.1
-        await _until(lambda: relay.dropped == 49)
+        await _until(lambda: relay.dropped >= 1)  # joined per run, dropped while Redis is away
+        await asyncio.sleep(0.2)
         assert relay.published == 0
     finally:
         await relay.close()

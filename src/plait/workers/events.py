@@ -105,7 +105,7 @@ class Backoff:
 class EventRelay:
     """The worker's side: `stored(run_id, events)` (a listener of the store's checkpointer,
     called on the worker's loop after each commit) queues the batch; one task publishes what is
-    queued, all of it in one pipeline. A run never waits for Redis: when Redis cannot be reached
+    queued, a message per run (its batches joined, in order), all of it in one pipeline. A run never waits for Redis: when Redis cannot be reached
     the batches are dropped (logged once per outage), and the streams read the log instead."""
 
     def __init__(self, redis_url: str) -> None:
@@ -116,8 +116,8 @@ class EventRelay:
         self._task: asyncio.Task[None] | None = None
         self._paused_until = 0.0
         self._down = False
-        self.published = 0  # batches published
-        self.dropped = 0  # batches not published (Redis away, or the queue full)
+        self.published = 0  # messages published
+        self.dropped = 0  # messages (or batches, when the queue is full) not published
 
     async def start(self) -> None:
         """Start publishing (call on the loop the runs execute on)."""
@@ -139,9 +139,12 @@ class EventRelay:
         assert self._queue is not None
         queue = self._queue
         while True:
-            batch = [await queue.get()]
-            while not queue.empty():
-                batch.append(queue.get_nowait())
+            first = await queue.get()
+            merged: dict[str, list[Event]] = {first[0]: list(first[1])}
+            while not queue.empty():  # everything stored meanwhile: one message per run
+                run_id, events = queue.get_nowait()
+                merged.setdefault(run_id, []).extend(events)
+            batch = list(merged.items())
             if time.monotonic() < self._paused_until:
                 self.dropped += len(batch)
                 continue
@@ -166,7 +169,7 @@ class EventRelay:
                 self._down = False
                 log.info("publishing run events to Redis again")
 
-    async def _publish(self, batch: list[tuple[str, Sequence[Event]]]) -> None:
+    async def _publish(self, batch: list[tuple[str, list[Event]]]) -> None:
         if len(batch) == 1:
             run_id, events = batch[0]
             await self.client.publish(channel_of(run_id), encode(run_id, events))
