@@ -113,10 +113,10 @@ def _mcp_router() -> APIRouter:
     router = APIRouter(lifespan=transport.lifespan, tags=["mcp"])
 
     @router.post("/mcp", dependencies=[READ], response_class=Response, responses=ERRORS)
-    async def mcp(who: Caller) -> Response:
+    async def mcp(who: Caller, request: Request) -> Response:
         """One MCP message (JSON-RPC) over streamable HTTP, answered as JSON: the flow-builder
         tools on your flows, the flow library, and each published flow you may run as a tool."""
-        return transport.response(who)
+        return transport.response(who, request.headers.get("content-type"))
 
     return router
 

@@ -119,7 +119,7 @@ class FlowTools:
             working = WorkingFlow(row.draft, catalog)
             before = copy.deepcopy(working.doc)
             result = await Toolkit(working, catalog).call(name, args)
-            working.drain()  # the canvas events: nobody watches a canvas here, the draft is saved
+            working.drain()  # the assistant panel applies these events; here the draft is saved
             if working.doc != before:
                 await self.services.flows.update(row.id, working.doc)
                 result["saved"] = True

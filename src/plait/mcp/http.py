@@ -58,6 +58,14 @@ class MCPNotReady(ServiceError):
     code = "unavailable"
 
 
+class NotJSON(ServiceError):
+    """An MCP message is JSON: anything else is refused before the transport sees it, with plait's
+    error body (the transport's own refusals are plain text)."""
+
+    status = 415
+    code = "unsupported_media_type"
+
+
 class MCPHttp:
     """The `/mcp` endpoint's transport, started and stopped with the app."""
 
@@ -94,7 +102,13 @@ class MCPHttp:
             stop.set()
             await task
 
-    def response(self, who: Principal) -> Response:
+    def response(self, who: Principal, content_type: str | None) -> Response:
+        """The answer to one POST of an MCP message (`content_type`: the request's header)."""
+        if (content_type or "").split(";")[0].strip().lower() != "application/json":
+            raise NotJSON(
+                "an MCP message is a JSON-RPC object: send it with Content-Type: application/json",
+                hint="point an MCP client (streamable HTTP) at this URL",
+            )
         if self.manager is None:
             raise MCPNotReady("the MCP endpoint is not running (the server is starting or stopping)")
         return MCPResponse(self.manager, who)
