@@ -184,3 +184,29 @@ def test_the_client_configurations_in_docs_assistant_md_are_valid_mcp_server_ent
     stdio, http = (MCPServerConfig.model_validate(e) for e in entries)
     assert stdio.command == "plait" and stdio.args == ["mcp"]
     assert http.url is not None and http.url.endswith("/mcp") and "Authorization" in http.headers
+
+
+async def test_tools_carry_hints_and_a_flow_without_an_inputs_schema_takes_what_it_references(
+    services: Services,
+) -> None:
+    ann = await _user(services, "ann")
+    doc = {
+        "id": "greeter",
+        "name": "Greeter",
+        "nodes": [
+            {"id": "start", "type": "start"},
+            {"id": "hello", "type": "message", "config": {"text": "Hello {{inputs.who}}"}},
+        ],
+        "edges": [{"source": "start", "target": "hello"}],
+    }
+    await services.flows.create(doc, owner_id=ann.user_id)
+    await services.flows.publish("greeter")
+    async with connect(services, ann) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert tools["list_flows"].annotations.read_only_hint is True
+        assert tools["remove_component"].annotations.destructive_hint is True
+        greeter = tools["flow_greeter"]
+        assert greeter.input_schema == {"type": "object", "properties": {"who": {}}}
+        assert greeter.annotations.title == "Greeter"
+        said = data(await client.call_tool("flow_greeter", {"who": "Ada"}))
+        assert said["status"] == "completed" and said["result"] == {"hello": "Hello Ada"}, said

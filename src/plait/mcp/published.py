@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from plait.assistant import flow_io
 from plait.service import Services
 from plait.service.access import Principal, Scope
 
@@ -37,6 +38,7 @@ class FlowTool:
     name: str
     flow_id: str
     version: int
+    title: str
     description: str
     input_schema: dict[str, Any]
 
@@ -61,13 +63,15 @@ def tool_names(flow_ids: list[str], reserved: frozenset[str] = frozenset()) -> d
 
 
 def input_schema(document: dict[str, Any]) -> dict[str, Any]:
-    """The flow's inputs JSON Schema as a tool's input schema (which must be an object)."""
+    """The flow's inputs JSON Schema as a tool's input schema (which must be an object); for a
+    flow without one, the `inputs.<field>` its nodes reference, as optional fields."""
     schema = document.get("inputs")
     if isinstance(schema, dict) and schema.get("type") == "object":
         return dict(schema)
     if isinstance(schema, dict) and schema.get("properties") and "type" not in schema:
         return {**schema, "type": "object"}
-    return dict(EMPTY_INPUTS)
+    referenced = [f["name"] for f in flow_io.run_inputs(document)]
+    return {**EMPTY_INPUTS, "properties": {name: {} for name in referenced}}
 
 
 def describe(summary: dict[str, Any], version: int, document: dict[str, Any]) -> str:
@@ -96,6 +100,7 @@ async def published_tools(services: Services, who: Principal, reserved: frozense
                 names[summary["id"]],
                 summary["id"],
                 version,
+                str(summary.get("name") or summary["id"]),
                 describe(summary, version, document),
                 input_schema(document),
             )

@@ -120,6 +120,19 @@ DEFINITIONS: dict[str, tuple[str, dict[str, Any]]] = {
     **{name: toolkit_definition(name) for name in TOOLKIT_TOOLS},
 }
 RESERVED = frozenset(DEFINITIONS)
+# Hints for clients (which may ask before calling a tool that changes something).
+READ_ONLY = frozenset({"list_flows", *CATALOG_TOOLS, *READ_TOOLS})
+DESTRUCTIVE = frozenset({"remove_component"})
+
+
+def tool_annotations(name: str) -> types.ToolAnnotations:
+    if name in READ_ONLY:
+        return types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    return types.ToolAnnotations(
+        read_only_hint=False, destructive_hint=name in DESTRUCTIVE, open_world_hint=name == "run_flow"
+    )
+
+
 _VALIDATORS = {name: Draft202012Validator(schema) for name, (_, schema) in DEFINITIONS.items()}
 
 
@@ -186,12 +199,24 @@ class PlaitMCP:
     ) -> types.ListToolsResult:
         who = await self.caller(ctx)
         tools = [
-            types.Tool(name=name, description=description, input_schema=copy.deepcopy(schema))
+            types.Tool(
+                name=name,
+                description=description,
+                input_schema=copy.deepcopy(schema),
+                annotations=tool_annotations(name),
+            )
             for name, (description, schema) in DEFINITIONS.items()
         ]
         for flow in await published_tools(self.services, who, RESERVED):
             tools.append(
-                types.Tool(name=flow.name, description=flow.description, input_schema=flow.input_schema)
+                types.Tool(
+                    name=flow.name,
+                    description=flow.description,
+                    input_schema=flow.input_schema,
+                    annotations=types.ToolAnnotations(
+                        title=flow.title, read_only_hint=False, open_world_hint=True
+                    ),
+                )
             )
         return types.ListToolsResult(tools=tools)
 
