@@ -89,3 +89,19 @@ async def test_export_refusal_names_the_nodes(client: httpx.AsyncClient) -> None
     r = await client.get("/api/v1/flows/waits/export?format=ragflow")
     assert r.status_code == 422
     assert [n["id"] for n in r.json()["error"]["details"]["nodes"]] == ["nap"]
+
+
+async def test_export_of_a_draft_with_problems_is_a_422(client: httpx.AsyncClient) -> None:
+    flow = {
+        "schema": "plait/flow@1",
+        "id": "broken",
+        "nodes": [
+            {"id": "start", "type": "start"},
+            {"id": "route", "type": "switch", "config": {"cases": 3}},
+        ],
+        "edges": [{"source": "start", "target": "route"}],
+    }
+    assert (await client.post("/api/v1/flows/import", json={"document": flow})).status_code == 201
+    r = await client.get("/api/v1/flows/broken/export?format=ragflow")
+    assert r.status_code == 422
+    assert r.json()["error"]["code"] == "invalid_flow"

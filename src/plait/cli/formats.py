@@ -116,7 +116,9 @@ def export_ragflow_command(
     """Write a plait flow as a RAGFlow agent document; exits 1 naming every node RAGFlow lacks."""
     warnings: list[str] = []
     try:
-        document = export_ragflow(read_document_data(flow_file), warnings=warnings)
+        document = export_ragflow(
+            read_document_data(flow_file), warnings=warnings, catalog=default_registry()
+        )
     except FlowValidationError as exc:
         for problem in exc.problems:
             err_console.print(f"[red]•[/] {escape(str(problem))}")

@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from plait.engine.context import operator_keys
 from plait.engine.flow import Flow, PlanCache, load_flow
 from plait.net.redact import SecretMask
-from plait.nodes.registry import default_registry
+from plait.nodes.registry import NodeRegistry, default_registry
 from plait.service.access import Access, AccessService, Principal
 from plait.service.errors import Conflict, Forbidden, Invalid, NotFound
 from plait.service.scrub import scrub_secrets
@@ -515,16 +515,17 @@ class FlowService:
         if fmt == "yaml":
             return yaml.safe_dump(clean, sort_keys=False, allow_unicode=True)
         if fmt == FORMAT_RAGFLOW:
-            return json.dumps(_to_ragflow({**clean, "id": flow_id}), indent=2, ensure_ascii=False)
+            exported = _to_ragflow({**clean, "id": flow_id}, self.plans.registry or default_registry())
+            return json.dumps(exported, indent=2, ensure_ascii=False)
         if fmt != "json":
             raise Invalid("format must be json, yaml or ragflow")
         return json.dumps(clean, indent=2, ensure_ascii=False)
 
 
-def _to_ragflow(document: dict[str, Any]) -> dict[str, Any]:
+def _to_ragflow(document: dict[str, Any], registry: NodeRegistry) -> dict[str, Any]:
     """A flow as a RAGFlow agent document; a flow that cannot be one is a 422 naming its nodes."""
     try:
-        return export_ragflow(document)
+        return export_ragflow(document, catalog=registry)
     except RagflowExportError as exc:
         details: dict[str, Any] = {"hint": exc.hint} if exc.hint else {}
         if exc.nodes:

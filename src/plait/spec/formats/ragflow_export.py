@@ -24,6 +24,8 @@ from plait.spec.formats.ragflow_dsl import Component
 from plait.spec.formats.ragflow_refs import rewrite_template
 from plait.spec.loader import parse_document
 from plait.spec.models import FlowDocument
+from plait.spec.problems import FlowValidationError
+from plait.spec.validate import NodeCatalog, validate_document
 
 BEGIN_ID = "begin"
 _OPS_BACK = {
@@ -97,15 +99,30 @@ class RagflowExportError(PlaitError, ValueError):
 
 
 def export_ragflow(
-    document: dict[str, Any] | FlowDocument, *, warnings: list[str] | None = None
+    document: dict[str, Any] | FlowDocument,
+    *,
+    warnings: list[str] | None = None,
+    catalog: NodeCatalog | None = None,
 ) -> dict[str, Any]:
-    """A RAGFlow agent document (components + graph) for a plait flow whose nodes all map."""
-    if isinstance(document, FlowDocument):
-        raw = document.to_dict()
-    else:
-        parse_document(document)  # shape errors first, as FlowValidationError
-        raw = document
-    return _Exporter(raw, warnings if warnings is not None else []).run()
+    """A RAGFlow agent document (components + graph) for a plait flow whose nodes all map.
+
+    With `catalog` (the node registry) the flow is validated first: a flow with problems raises
+    FlowValidationError, as everywhere else. `warnings` collects what the export approximated."""
+    parsed = document if isinstance(document, FlowDocument) else parse_document(document)
+    raw = document.to_dict() if isinstance(document, FlowDocument) else document
+    if catalog is not None:
+        problems = validate_document(parsed, catalog)
+        if problems:
+            raise FlowValidationError(problems)
+    try:
+        return _Exporter(raw, warnings if warnings is not None else []).run()
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+        if isinstance(exc, PlaitError):
+            raise
+        raise RagflowExportError(
+            f"the flow cannot be exported: a node's config is not what its type expects ({exc})",
+            hint="validate the flow (plait validate) and fix its problems first",
+        ) from exc
 
 
 class _Exporter:
