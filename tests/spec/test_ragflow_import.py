@@ -643,6 +643,7 @@ def test_v1_switch_and_iteration_examples() -> None:
     assert result.problems == []
     nodes = {n["id"]: n for n in result.document["nodes"]}
     assert nodes["tavily:0"]["config"] == {"tool": "web_search", "input_param": "query"}
+    assert any("API key in the document is not imported" in w for w in result.warnings)
     assert nodes["generate:0"]["config"]["system"] == "Content:\n{{tavily:0}}"
     cases = nodes["switch:0"]["config"]["cases"]
     assert cases[0]["when"] == [{"ref": "{{generate:0}}", "op": "contains", "value": "yes"}]

@@ -268,6 +268,14 @@ class _Importer:
         if candidates is None:
             self.unsupported(c, f"agent tool {name!r}: unknown to plait (remove it from the agent's tools)")
             return None
+        params = as_dict(spec.get("params")) if isinstance(spec, dict) else {}
+        if params.get("api_key") or (
+            isinstance(spec, dict) and c.name == spec.get("component_name") and c.params.get("api_key")
+        ):
+            self.warn(
+                f"{c.id}: the {name} API key in the document is not imported; store it as a "
+                "variable (e.g. TAVILY_API_KEY, see docs/secrets.md)"
+            )
         for candidate in candidates:
             if self.tools is None or candidate in self.tools:
                 if candidate == "web_search" and name.lower() != "duckduckgo":
