@@ -33,6 +33,7 @@ from plait.assistant.working_flow import WorkingFlow
 from plait.service import Services
 from plait.service.access import Access, Principal, Scope
 from plait.service.assistant_runner import AssistantFlowRunner
+from plait.service.components import catalog_entries
 from plait.service.errors import Invalid, NotFound
 from plait.service.flows import check_flow_id
 
@@ -68,16 +69,7 @@ class FlowTools:
     # ------------------------------------------------------------------------------- helpers
     async def catalog(self, owner_id: str | None) -> RegistryCatalog:
         """The node types plus the user's components (what the toolkit may put in a flow)."""
-        components = self.services.components
-        entries = []
-        for listed in await components.list(owner_id=owner_id):
-            view = await components.get_view(listed["name"], owner_id=owner_id)
-            spec = {
-                key: view.get(key)
-                for key in ("class_name", "display_name", "description", "inputs", "outputs")
-            }
-            entries.append({"class_name": view["name"], "source": view.get("source"), "spec": spec})
-        return RegistryCatalog(user_components=entries)
+        return RegistryCatalog(user_components=await catalog_entries(self.services.store, owner_id))
 
     def _lock(self, flow_id: str) -> asyncio.Lock:
         lock = self._locks.get(flow_id)

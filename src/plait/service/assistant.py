@@ -53,6 +53,7 @@ from plait.service.access import Access, AccessService, Principal, Scope
 from plait.service.assistant_components import AssistantComponents
 from plait.service.assistant_metrics import AssistantMetrics
 from plait.service.assistant_runner import AssistantFlowRunner
+from plait.service.components import catalog_entries
 from plait.service.errors import Conflict, Invalid, NotFound, ServiceError
 from plait.service.restore_points import RestorePointService
 from plait.service.runs import RunService
@@ -230,10 +231,7 @@ class AssistantService:
         when the caller may run them (the `run` scope)."""
 
         async def toolkit(models: ModelCall, emit: Emit) -> Toolkit:
-            rows = await self.store.components.list_components(owner_id=who.user_id, kind="node")
-            catalog = RegistryCatalog(
-                user_components=[{"class_name": r.name, "source": r.code, "spec": r.spec or {}} for r in rows]
-            )
+            catalog = RegistryCatalog(user_components=await catalog_entries(self.store, who.user_id))
             generator = TurnComponentGenerator(
                 models,
                 emit,

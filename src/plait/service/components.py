@@ -48,6 +48,14 @@ def component_view(row: Component, *, source: bool = True) -> dict[str, Any]:
     return out
 
 
+async def catalog_entries(store: Store, owner_id: str | None) -> list[dict[str, Any]]:
+    """The owner's components as the flow builder's catalog takes them (`{class_name, source,
+    spec}`, plait.assistant.catalog), read in one query: the assistant and the MCP server both
+    offer them as node types."""
+    rows = await store.components.list_components(owner_id=owner_id, kind="node")
+    return [{"class_name": r.name, "source": r.code, "spec": r.spec or {}} for r in rows]
+
+
 RUN_OWNER_CACHE = 1024
 
 
