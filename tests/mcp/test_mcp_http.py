@@ -13,11 +13,11 @@ from typing import Any
 import httpx
 import httpx2
 import pytest
+from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_server_helpers import assert_invisible, build_run_publish, data, tool_names
 
 from api.test_server import Server
-from mcp import Client
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from mcp import Client, StdioServerParameters
 from mcp_server_helpers import assert_invisible, build_run_publish, data
 
-from mcp import Client, StdioServerParameters
 from plait.service import Services, Settings
 
 pytestmark = pytest.mark.timeout(180)

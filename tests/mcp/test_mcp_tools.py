@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import Client
 from mcp_server_helpers import ECHO_SPEC, data, tool_names
 
-from mcp import Client
 from plait.mcp.published import MAX_NAME
 from plait.mcp.published import tool_names as flow_tool_names
 from plait.mcp.server import build_server
