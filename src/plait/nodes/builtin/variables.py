@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -24,20 +24,8 @@ from plait.nodes.builtin._conditions import (
     resolve_ref,
     to_number,
 )
+from plait.spec.assign import AssignOperator
 
-AssignOperator = Literal[
-    "overwrite",
-    "clear",
-    "set",
-    "+=",
-    "-=",
-    "*=",
-    "/=",
-    "append",
-    "extend",
-    "remove_first",
-    "remove_last",
-]
 _OPERATORS_WITHOUT_VALUE = frozenset({"clear", "remove_first", "remove_last"})
 _TRUE_TEXTS = frozenset({"true", "1", "yes", "on"})
 _FALSE_TEXTS = frozenset({"false", "0", "no", "off"})

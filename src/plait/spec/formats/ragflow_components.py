@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from plait.spec.assign import ASSIGN_OPERATORS
 from plait.spec.formats.ragflow_dsl import Component, as_dict, as_list
 
 Path = tuple[str | int, ...]
@@ -683,21 +684,6 @@ def _list_operations(c: Component, ctx: Context) -> Built:
     return Built("list_ops", config)
 
 
-ASSIGN_OPS = {
-    "overwrite",
-    "clear",
-    "set",
-    "+=",
-    "-=",
-    "*=",
-    "/=",
-    "append",
-    "extend",
-    "remove_first",
-    "remove_last",
-}
-
-
 def _variable_assigner(c: Component, ctx: Context) -> Built:
     assignments: list[dict[str, Any]] = []
     for v in as_list(c.params.get("variables")):
@@ -706,7 +692,7 @@ def _variable_assigner(c: Component, ctx: Context) -> Built:
         target = str(v["variable"])
         name = target[4:] if target.lower().startswith("env.") else target
         op = str(v.get("operator") or "overwrite")
-        a: dict[str, Any] = {"variable": name, "op": op if op in ASSIGN_OPS else "overwrite"}
+        a: dict[str, Any] = {"variable": name, "op": op if op in ASSIGN_OPERATORS else "overwrite"}
         if op not in ("clear", "remove_first", "remove_last"):
             param = v.get("parameter")
             # overwrite / append / extend take a variable; set and arithmetic take a constant.
