@@ -55,6 +55,15 @@ def problems_of(document: dict[str, Any]) -> list[dict[str, Any]]:
     return []
 
 
+def invalid_flow(exc: FlowValidationError) -> Invalid:
+    """The 422 of a flow with problems: every problem, with its node and field, in the details."""
+    return Invalid(
+        "the flow has problems",
+        details={"problems": [p.to_dict() for p in exc.problems]},
+        code="invalid_flow",
+    )
+
+
 def flow_summary(row: FlowRow, access: str | None = None) -> dict[str, Any]:
     """A flow without its draft; `access`: what the caller may do (owner, admin, editor, viewer)."""
     out = {
@@ -398,11 +407,7 @@ class FlowService:
         try:
             return self.plans.load({**document, "id": flow_id}, key=key)
         except FlowValidationError as exc:
-            raise Invalid(
-                "the flow has problems",
-                details={"problems": [p.to_dict() for p in exc.problems]},
-                code="invalid_flow",
-            ) from exc
+            raise invalid_flow(exc) from exc
 
     # ------------------------------------------------------------------ import / export
     async def import_document(
@@ -532,8 +537,4 @@ def _to_ragflow(document: dict[str, Any], registry: NodeRegistry) -> dict[str, A
             details["nodes"] = exc.nodes
         raise Invalid(exc.message, details=details, code=exc.code) from exc
     except FlowValidationError as exc:
-        raise Invalid(
-            "the flow has problems",
-            details={"problems": [p.to_dict() for p in exc.problems]},
-            code="invalid_flow",
-        ) from exc
+        raise invalid_flow(exc) from exc

@@ -116,6 +116,19 @@ class RunControl:
         if owner_id is None:
             row = await self.store.flows.get(flow_id)
             owner_id = row.owner_id if row is not None else None
+        return await self._start_new(flow_id, flow, data, version=number, document=draft, owner_id=owner_id)
+
+    async def _start_new(
+        self,
+        flow_id: str,
+        flow: Flow,
+        data: dict[str, Any],
+        *,
+        version: int | None,
+        document: dict[str, Any] | None,
+        owner_id: str | None,
+    ) -> tuple[str, asyncio.Task[RunResult | None]]:
+        """A new run of `flow` with validated inputs: its row, then its execution."""
         run_id = uuid.uuid4().hex
         task = await self._create_and_launch(
             run_id,
@@ -123,8 +136,8 @@ class RunControl:
             flow,
             Start(data),
             inputs=data,
-            version=number,
-            document=draft,
+            version=version,
+            document=document,
             variables=flow.doc.variables,
             owner_id=owner_id,
         )
@@ -145,19 +158,7 @@ class RunControl:
             raise Invalid("inputs must be a JSON object")
         flow = self.flows.compile(flow_id, document)
         data = validate_inputs(flow, inputs)
-        run_id = uuid.uuid4().hex
-        task = await self._create_and_launch(
-            run_id,
-            flow_id,
-            flow,
-            Start(data),
-            inputs=data,
-            version=None,
-            document=document,
-            variables=flow.doc.variables,
-            owner_id=owner_id,
-        )
-        return run_id, task
+        return await self._start_new(flow_id, flow, data, version=None, document=document, owner_id=owner_id)
 
     async def run_sync(
         self,
