@@ -8,22 +8,16 @@ first call of item 3 open until the end of the test."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 import sys
-import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-from plait_testing import free_port
+from kill_testing import KillableServer, held_calls
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses kill -9")
 
@@ -31,100 +25,14 @@ API_KEY = "test-key-map-kill"
 HELD = "/item/3"
 
 
-class ItemHandler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def do_GET(self) -> None:  # noqa: N802 - the http.server hook
-        server: Any = self.server
-        server.calls.append(self.path)
-        if self.path == HELD and server.calls.count(HELD) == 1:
-            server.release.wait(60)  # the first call of item 3 never gets its answer in time
-        body = b'{"ok": true}'
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+def _hold_item_3(calls: list[str], path: str) -> bool:
+    return path == HELD and calls.count(HELD) == 1  # its first call never gets its answer in time
 
 
 @pytest.fixture
 def remote() -> Iterator[Any]:
-    httpd: Any = ThreadingHTTPServer(("127.0.0.1", 0), ItemHandler)
-    httpd.daemon_threads = True
-    httpd.calls = []
-    httpd.release = threading.Event()
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with held_calls(_hold_item_3) as httpd:
         yield httpd
-    finally:
-        httpd.release.set()
-        httpd.shutdown()
-        httpd.server_close()
-
-
-class Server:
-    """`plait serve` in a subprocess on a SQLite file, short leases so a restart takes over fast."""
-
-    def __init__(self, tmp: Path, remote_port: int) -> None:
-        self.tmp = tmp
-        self.remote_port = remote_port
-        self.port = 0
-        self.proc: subprocess.Popen[str] | None = None
-        self.log_path = tmp / "server.log"
-
-    def start(self) -> Server:
-        env = {
-            **os.environ,
-            "PLAIT_DATABASE_URL": f"sqlite+aiosqlite:///{self.tmp / 'plait.db'}",
-            "PLAIT_API_KEY": API_KEY,
-            "PLAIT_LEASE_TTL_S": "1.5",
-            "PLAIT_SWEEP_INTERVAL_S": "0.2",
-            "PLAIT_HTTP_ALLOW": f"127.0.0.1:{self.remote_port}",
-        }
-        self.port = free_port()
-        args = ["serve", "--port", str(self.port), "--log-level", "warning"]
-        with open(self.log_path, "a") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "plait.cli.main", *args],
-                cwd=self.tmp,
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=log,
-                text=True,
-            )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.log_path.read_text()
-            try:
-                if httpx.get(f"http://127.0.0.1:{self.port}/healthz", timeout=1).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        raise AssertionError("the server did not start:\n" + self.log_path.read_text())
-
-    def client(self) -> httpx.Client:
-        return httpx.Client(
-            base_url=f"http://127.0.0.1:{self.port}", headers={"x-api-key": API_KEY}, timeout=30
-        )
-
-    def kill9(self) -> None:
-        assert self.proc is not None
-        os.kill(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(10)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
 
 
 def map_flow(remote_port: int) -> dict[str, Any]:
@@ -161,7 +69,7 @@ def map_flow(remote_port: int) -> dict[str, Any]:
 
 def test_finished_map_items_are_not_executed_again_after_kill_9(tmp_path: Path, remote: Any) -> None:
     port = remote.server_address[1]
-    srv = Server(tmp_path, port).start()
+    srv = KillableServer(tmp_path, port, api_key=API_KEY).start()
     try:
         with srv.client() as c:
             assert c.post("/api/v1/flows", json={"document": map_flow(port)}).status_code == 201

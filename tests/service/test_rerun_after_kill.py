@@ -8,132 +8,35 @@ one open until the end of the test, so the first attempt is cut short by the kil
 from __future__ import annotations
 
 import json
-import os
-import signal
 import sqlite3
-import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from plait_testing import free_port
+from kill_testing import KillableServer, held_calls
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses kill -9")
 
 API_KEY = "test-key-rerun"
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+def _hold_the_first_call(calls: list[str], path: str) -> bool:
+    return len(calls) == 1  # the first call never gets its answer in time
 
-    def do_GET(self) -> None:  # noqa: N802 - the http.server hook
-        server: Any = self.server
-        server.calls.append(self.path)
-        if len(server.calls) == 1:
-            server.release.wait(60)  # the first call never gets its answer in time
-        body = json.dumps({"answer": len(server.calls)}).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+def _answer(calls: list[str]) -> bytes:
+    return json.dumps({"answer": len(calls)}).encode()
 
 
 @pytest.fixture
 def remote() -> Iterator[Any]:
-    httpd: Any = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    httpd.daemon_threads = True
-    httpd.calls = []
-    httpd.release = threading.Event()
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with held_calls(_hold_the_first_call, _answer) as httpd:
         yield httpd
-    finally:
-        httpd.release.set()
-        httpd.shutdown()
-        httpd.server_close()
-
-
-class _Server:
-    def __init__(self, tmp: Path, remote_port: int) -> None:
-        self.tmp = tmp
-        self.db = tmp / "plait.db"
-        self.remote_port = remote_port
-        self.port = 0
-        self.proc: subprocess.Popen[str] | None = None
-        self.log_path = tmp / "server.log"
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> _Server:
-        env = {
-            **os.environ,
-            "PLAIT_DATABASE_URL": f"sqlite+aiosqlite:///{self.db}",
-            "PLAIT_API_KEY": API_KEY,
-            "PLAIT_LEASE_TTL_S": "1.5",
-            "PLAIT_SWEEP_INTERVAL_S": "0.2",
-            "PLAIT_HTTP_ALLOW": f"127.0.0.1:{self.remote_port}",
-        }
-        self.port = free_port()
-        log = open(self.log_path, "a")  # noqa: SIM115 - closed with the process
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "plait.cli.main",
-                "serve",
-                "--port",
-                str(self.port),
-                "--log-level",
-                "warning",
-            ],
-            cwd=self.tmp,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-            text=True,
-        )
-        log.close()
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.log_path.read_text()
-            try:
-                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        raise AssertionError("the server did not start:\n" + self.log_path.read_text())
-
-    def client(self) -> httpx.Client:
-        return httpx.Client(base_url=self.url, headers={"x-api-key": API_KEY}, timeout=30)
-
-    def kill9(self) -> None:
-        assert self.proc is not None
-        os.kill(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(10)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
 
 
 def _flow(remote_port: int) -> dict[str, Any]:
@@ -178,7 +81,7 @@ def test_a_node_cut_short_by_kill_9_is_rerun_as_attempt_2_with_the_reason(
     tmp_path: Path, remote: Any
 ) -> None:
     port = remote.server_address[1]
-    srv = _Server(tmp_path, port).start()
+    srv = KillableServer(tmp_path, port, api_key=API_KEY).start()
     try:
         with srv.client() as c:
             assert c.post("/api/v1/flows", json={"document": _flow(port)}).status_code == 201

@@ -10,56 +10,30 @@ first call of step 1 open until the end of the test."""
 from __future__ import annotations
 
 import sys
-import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .test_map_items_after_kill import Server
+from kill_testing import KillableServer, held_calls
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses kill -9")
 
+API_KEY = "test-key-subflow-kill"
 HELD = "/step/1"
 
 
-class StepHandler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def do_GET(self) -> None:  # noqa: N802 - the http.server hook
-        server: Any = self.server
-        server.calls.append(self.path)
-        if self.path == HELD and server.calls.count(HELD) == 1:
-            server.release.wait(60)  # the first call of step 1 never gets its answer in time
-        body = b'{"ok": true}'
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+def _hold_step_1(calls: list[str], path: str) -> bool:
+    return path == HELD and calls.count(HELD) == 1  # its first call never gets its answer in time
 
 
 @pytest.fixture
 def steps() -> Iterator[Any]:
-    httpd: Any = ThreadingHTTPServer(("127.0.0.1", 0), StepHandler)
-    httpd.daemon_threads = True
-    httpd.calls = []
-    httpd.release = threading.Event()
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with held_calls(_hold_step_1) as httpd:
         yield httpd
-    finally:
-        httpd.release.set()
-        httpd.shutdown()
-        httpd.server_close()
 
 
 def child_flow(port: int) -> dict[str, Any]:
@@ -104,7 +78,7 @@ PARENT = {
 
 def test_a_child_cut_by_kill_9_continues_without_its_finished_steps(tmp_path: Path, steps: Any) -> None:
     port = steps.server_address[1]
-    srv = Server(tmp_path, port).start()
+    srv = KillableServer(tmp_path, port, api_key=API_KEY).start()
     try:
         with srv.client() as c:
             for doc in (child_flow(port), PARENT):
