@@ -1,6 +1,7 @@
 """A human-task answer sent while Redis is down, in queue mode: nothing is recorded, the API says
 503 and the task stays open; sent again once Redis is back, it resumes the run once on a worker.
-An answer is never marked submitted without a resume message in the queue."""
+An answer is never marked submitted without a resume message in the queue. Likewise a task that
+expires while Redis is down: its expiry is not lost, it is acted on once Redis is back."""
 
 from __future__ import annotations
 
@@ -21,15 +22,18 @@ pytestmark = [
 ]
 
 
-def _human_flow(port: int) -> dict[str, Any]:
+def _human_flow(port: int, timeout_s: float | None = None) -> dict[str, Any]:
     base = f"http://127.0.0.1:{port}"
+    review: dict[str, Any] = {"message": "ok?", "actions": ["approve", "reject"]}
+    if timeout_s is not None:
+        review["timeout_s"] = timeout_s
     return {
         "schema": "plait/flow@1",
         "id": "asks",
         "nodes": [
             {"id": "start", "type": "start"},
             {"id": "first", "type": "http", "config": {"url": base + "/first"}},
-            {"id": "review", "type": "human", "config": {"message": "ok?", "actions": ["approve", "reject"]}},
+            {"id": "review", "type": "human", "config": review},
             {"id": "second", "type": "http", "config": {"url": base + "/second"}},
         ],
         "edges": [
@@ -104,3 +108,38 @@ def test_an_answer_sent_while_redis_is_down_is_refused_and_the_task_stays_open(
         finally:
             cluster.stop()
     assert dict(counter.calls) == {"/first": 1, "/second": 1}
+
+
+def test_a_task_that_expires_while_redis_is_down_fails_its_run_once_redis_is_back(
+    tmp_path: Path, pg_url: str, counter: Any
+) -> None:
+    port = counter.server_address[1]
+    with redis_server(tmp_path) as redis:
+        cluster = Cluster(tmp_path, pg_url, redis.url, f"127.0.0.1:{port}")
+        try:
+            cluster.serve()
+            worker = cluster.worker("w", concurrency=4)
+            cluster.wait_ready(worker)
+            with cluster.client() as c:
+                r = c.post("/api/v1/flows", json={"document": _human_flow(port, timeout_s=4)})
+                assert r.status_code == 201, r.text
+                assert c.post("/api/v1/flows/asks/versions").status_code == 201
+                r = c.post("/api/v1/flows/asks/runs", params={"mode": "background"}, json={"inputs": {}})
+                assert r.status_code == 202, r.text
+                run_id = r.json()["id"]
+                _until(lambda: _status(c, run_id) == "waiting", "the run waits", cluster)
+                token = c.get(f"/api/v1/runs/{run_id}").json()["tasks"][0]["token"]
+
+                redis.stop()
+                time.sleep(6)  # past the deadline: sweeps (every 0.2 s) try to send the expiry
+                assert _status(c, run_id) == "waiting"
+                r = c.post(f"/api/v1/human-tasks/{token}/submit", json={"action": "approve"})
+                assert r.status_code == 410, r.text  # past its deadline it takes no answer
+
+                redis.start()
+                _until(lambda: _status(c, run_id) == "failed", "the expiry fails the run", cluster, 90)
+                run = c.get(f"/api/v1/runs/{run_id}").json()
+                assert "expire" in str(run).lower(), run
+        finally:
+            cluster.stop()
+    assert dict(counter.calls) == {"/first": 1}

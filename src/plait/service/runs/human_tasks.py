@@ -213,7 +213,17 @@ class HumanTasks:
                 await self.launcher.end_idle(row.id, RunStatus.FAILED, f"expired task; {exc.message}")
                 return
             # No answer for the node: the engine fails it as expired.
-            self.launcher.launch(row.id, flow, Resume(None, task.node_id), owner_id=row.owner_id)
+            how = Resume(None, task.node_id)
+            if self.launcher.queue is None:
+                self.launcher.launch(row.id, flow, how, owner_id=row.owner_id)
+                return
+            try:
+                await self.launcher.send(queued_message(row.id, how))
+            except QueueUnavailable as exc:
+                # Not lost: the task is pending again (past its deadline, so it takes no answer)
+                # and a later sweep expires it again once the queue is back.
+                log.warning("expiry of run %s's task not sent, retried later: %s", row.id, exc.message)
+                await self.store.human_tasks.reopen_expired(task.token)
 
 
 __all__ = ["AnswerNotQueued", "HumanTasks", "check_answer", "problems_of_message"]

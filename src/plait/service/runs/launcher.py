@@ -202,7 +202,7 @@ class RunLauncher:
         the statement that created the row), so it is not taken again. `owner_id`: the user the
         run acts as (its variables are the run's `env`; None: deployment-wide ones only)."""
         if self.queue is not None:
-            return self.spawn(self._send(self.queue, queued_message(run_id, how), held=leased))
+            return self.spawn(self._send(queued_message(run_id, how), held=leased))
         if run_id in self._tasks:
             raise Conflict(f"run {run_id!r} is already executing")
         self.cancels.expect(run_id)
@@ -219,20 +219,28 @@ class RunLauncher:
         task.add_done_callback(_done)
         return task
 
-    async def _send(self, queue: RunQueue, message: QueuedRun, *, held: bool) -> None:
+    async def _send(self, message: QueuedRun, *, held: bool) -> None:
+        """Queue mode, in the background: `send`, logging a queue that cannot be reached. A queued
+        run is then left without a lease, so that a worker's crash recovery starts it."""
+        try:
+            await self.send(message, held=held)
+        except QueueUnavailable as exc:
+            log.error("%s", exc.with_hint())
+
+    async def send(self, message: QueuedRun, *, held: bool = False) -> None:
         """Queue mode: lease the run to the queue (unless its row was created so: `held`) and
         send the message. A worker still stopping the run may hold the lease: the worker that
-        takes the message waits for it. When Redis cannot be reached (logged), a queued run is
-        left without a lease, so that a worker's crash recovery starts it; a resume is lost (the
-        run stays waiting with its task answered: a known gap, docs/deployment.md)."""
+        takes the message waits for it. QueueUnavailable when Redis cannot be reached (the lease
+        is given back first), so the caller can keep what the message stands for to retry."""
+        assert self.queue is not None, "send is for queue mode"
         runs = self.store.runs
         if not held:
             await runs.acquire_lease(message.run_id, QUEUE_OWNER, QUEUE_HOLD_S)
         try:
-            await queue.enqueue(message)
-        except QueueUnavailable as exc:
-            log.error("%s", exc.with_hint())
+            await self.queue.enqueue(message)
+        except QueueUnavailable:
             await runs.release_lease(message.run_id, QUEUE_OWNER)
+            raise
 
     async def until_stopped(self, run_id: str, after_seq: int, *, poll_s: float = 0.05) -> None:
         """Queue mode: wait until the run stops executing (on a worker): its status is no longer

@@ -126,6 +126,17 @@ class HumanTaskRepo(Repo):
             .returning(HumanTask)
         )
 
+    async def reopen_expired(self, token: str) -> bool:
+        """Put an expired task back to pending (its expiry could not be acted on, e.g. the run
+        queue was down); past its deadline it still takes no answer, and the next `expire_due`
+        returns it again. False when the task is not expired (anymore)."""
+        n = await self._write(
+            update(HumanTask)
+            .where(HumanTask.token == token, HumanTask.status == TaskStatus.EXPIRED)
+            .values(status=TaskStatus.PENDING, resolved_at=None)
+        )
+        return n > 0
+
     async def cancel_for_run(self, run_id: str, *, now: float | None = None) -> int:
         """Cancel the run's pending tasks (the run was cancelled); returns how many."""
         return await self._write(
