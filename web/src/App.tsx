@@ -11,6 +11,7 @@ import { TaskPage } from "./pages/TaskPage";
 import { UsersPage } from "./pages/Users";
 import { linkProps, matchRoute, navigate, paths, usePath, type Route } from "./router";
 import { authStore, useAuth } from "./state/auth";
+import { ThemeToggle } from "./theme/ThemeToggle";
 import type { Me } from "./types";
 
 // Editor and RunInspector are imported eagerly: a lazy screen suspends on first open and React
@@ -144,6 +145,7 @@ function UserMenu({ me, route }: { me: Me; route: Route }) {
   const [busy, setBusy] = useState(false);
   return (
     <div className="user-menu" data-testid="user-menu">
+      <ThemeToggle />
       <a className={`header-link${route.name === "keys" ? " active" : ""}`} data-testid="nav-keys" {...linkProps(paths.keys())}>
         API keys
       </a>

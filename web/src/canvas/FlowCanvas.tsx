@@ -25,6 +25,7 @@ import "@xyflow/react/dist/style.css";
 import { memo, useCallback, useEffect, useImperativeHandle, useMemo, useRef, useState, type Ref } from "react";
 import { DEFAULT_IN, DEFAULT_OUT, edgeKey, portsOf, type Connection } from "../state/graph";
 import type { NodeRunState, RunState } from "../state/run";
+import { useResolvedTheme } from "../theme/theme";
 import type { FlowDocument, NodeSpec, NodeType, Position } from "../types";
 
 export const NODE_DRAG_MIME = "application/x-plait-node-type";
@@ -155,6 +156,7 @@ export function nodeStatus(run: RunState | null | undefined, id: string): string
 function FlowCanvasInner(props: FlowCanvasProps) {
   const { doc, types, portOverrides, run, problems, selected, readOnly } = props;
   const rf = useReactFlow();
+  const colorMode = useResolvedTheme();
   const wrapper = useRef<HTMLDivElement>(null);
   const dataCache = useRef(new Map<string, PlaitNodeData>());
   // Fit the view to the flow it opened with; an empty canvas keeps zoom 1 when nodes arrive.
@@ -317,6 +319,7 @@ function FlowCanvasInner(props: FlowCanvasProps) {
         nodes={nodes}
         edges={edges}
         nodeTypes={nodeTypes}
+        colorMode={colorMode}
         onNodesChange={onNodesChange}
         onEdgesChange={onEdgesChange}
         onNodeDragStop={onNodeDragStop}
