@@ -82,6 +82,8 @@ def commit(state: RunState, log: EventLog, idx: int, outcome: NodeOutcome) -> To
         output, ports, usage = outcome.output, outcome.ports, outcome.usage
         nr.status = state.status[idx] = _OK
         nr.output, nr.ports, nr.usage = output, ports, usage
+        if outcome.error is not None:  # a failure its on_error handled (plait.engine.on_error)
+            nr.error = outcome.error
         state.outputs[pn.key] = output
         log.emit(
             node_finished(
@@ -102,7 +104,7 @@ def commit(state: RunState, log: EventLog, idx: int, outcome: NodeOutcome) -> To
             output,
             ports,
             outcome.var_changes,
-            None,
+            outcome.error,
             outcome.attempt,
             nr.started_at,
             outcome.duration_ms,

@@ -3,7 +3,8 @@
 Everything that can go wrong in a node ends here as an outcome, never as an exception reaching
 the scheduler: a `NodeError` (its message and fix), an interrupt (`ctx.interrupt`), a timeout, a
 schema violation of the input or output, an output over the run's size budget
-(`plait.engine.limits`), or a bug in the node type. Retries (`retry.max_attempts` calls in all,
+(`plait.engine.limits`), or a bug in the node type. A node's `on_error` (plait.engine.on_error)
+is applied when the outcome is committed. Retries (`retry.max_attempts` calls in all,
 `delay_s` growing by `backoff`) apply to retryable errors only.
 
 `call_inline` is the fast path for pure in-memory nodes (`Node.inline`): synchronous, in the
@@ -49,6 +50,7 @@ class NodeOutcome:
     attempt: int = 1
     duration_ms: float = 0.0
     var_changes: dict[str, Any] | None = None  # flow variables the node set
+    fatal: bool = False  # ERROR: the run's failure, not the node's (no `on_error` applies)
 
 
 def format_error(exc: NodeError) -> str:

@@ -13,7 +13,7 @@ from plait.nodes.base import Node
 from plait.nodes.registry import NodeRegistry
 from plait.spec.models import FlowDocument, GraphSpec, NodeSpec
 from plait.spec.problems import FlowValidationError
-from plait.spec.validate import validate_document
+from plait.spec.validate import routes_errors, validate_document
 
 DEFAULT_NODE_TIMEOUT_S = 600.0
 
@@ -48,6 +48,8 @@ class PlanNode:
     output_validator: Draft202012Validator | None = None
     bodies: dict[str, Plan] = field(default_factory=dict)
     is_output: bool = False
+    # on_error route: the ports a success fires when the node names none (all but `error`)
+    ok_ports: tuple[str, ...] | None = None
     started: ev.NodeStarted = field(init=False)  # its node_started payload for a first attempt, built once
 
     def __post_init__(self) -> None:
@@ -123,6 +125,8 @@ def compile_graph(graph: GraphSpec, registry: NodeRegistry, max_concurrency: int
             output_validator=_validator(spec.output_schema),
             is_output=cls.is_output,
         )
+        if routes_errors(spec):
+            pn.ok_ports = tuple(cls.output_ports(config))
         # Retries, timeouts and schemas need the task path; inline is only for the plain case.
         if pn.max_attempts > 1 or spec.timeout_s or pn.input_validator or pn.output_validator:
             pn.inline = False

@@ -40,6 +40,7 @@ from plait.engine.invoke import NodeOutcome, OutcomeKind, call, call_inline, for
 from plait.engine.items import ITEM_STATUS, ItemRecords, item_key
 from plait.engine.journal import BodyJournal, EventLog, RunJournal
 from plait.engine.limits import ExecutionCount, OutputBudget, too_many_executions
+from plait.engine.on_error import handled
 from plait.engine.plan import Plan, PlanNode
 from plait.engine.policy import DataflowPolicy, SchedulingPolicy
 from plait.engine.results import RunResult
@@ -288,7 +289,7 @@ class Runner:
 
     def _out_of_executions(self, attempt: int) -> NodeOutcome:
         error = format_error(too_many_executions(self.max_executions))
-        return NodeOutcome(OutcomeKind.ERROR, error=error, attempt=attempt)
+        return NodeOutcome(OutcomeKind.ERROR, error=error, attempt=attempt, fatal=True)
 
     def _context(
         self, pn: PlanNode, attempt: int, value: Any, ports: dict[str, Any], scope: Scope
@@ -375,6 +376,10 @@ class Runner:
         )
 
     def _commit(self, idx: int, outcome: NodeOutcome) -> ToSave | None:
+        if outcome.kind is OutcomeKind.ERROR:
+            outcome = handled(self.plan.nodes[idx], outcome)
+        elif outcome.ports is None and outcome.kind is OutcomeKind.OK:
+            outcome.ports = self.plan.nodes[idx].ok_ports  # None unless errors are routed
         self.policy.on_outcome(self, idx, outcome)
         items = self.items
         # (a body's runner shares the items but none of its nodes owns any: only the run's drop)
@@ -573,7 +578,9 @@ class Runner:
         """Fail a waiting node whose task timed out: node error, run failed."""
         idx = self.plan.by_key[node_id.lower()]
         self.state.interrupts.pop(idx, None)
-        expired = NodeOutcome(OutcomeKind.ERROR, error="the human task expired before anyone answered")
+        expired = NodeOutcome(
+            OutcomeKind.ERROR, error="the human task expired before anyone answered", fatal=True
+        )
         if (to_save := self._commit(idx, expired)) is not None:
             await save_then_queue(self.state, self.journal, to_save)
         return await self._finish(_FAILED)

@@ -222,6 +222,7 @@ class RunState:
         self.unfinished.pop(idx, None)
         if status == _OK:
             nr.status, nr.output, nr.ports, nr.attempts = _OK, delta.output, delta.ports, delta.attempt
+            nr.error = delta.error  # set when the node's on_error handled a failure
             nr.started_at, nr.duration_ms, nr.usage, nr.reused = (
                 delta.started_at,
                 delta.duration_ms,

@@ -16,6 +16,7 @@ from plait.spec.model_settings import (
     check_script,
 )
 from plait.spec.models import (
+    ERROR_PORT,
     RESERVED_IDS,
     SCHEMA_ID,
     DeciderSettings,
@@ -23,6 +24,7 @@ from plait.spec.models import (
     FlowDocument,
     GraphSpec,
     NodeSpec,
+    OnError,
     Position,
     RetryPolicy,
     Settings,
@@ -30,6 +32,7 @@ from plait.spec.models import (
 from plait.spec.problems import FlowValidationError, Problem
 
 __all__ = [
+    "ERROR_PORT",
     "PRESETS",
     "PROVIDER_NAMES",
     "RESERVED_IDS",
@@ -41,6 +44,7 @@ __all__ = [
     "GraphSpec",
     "ModelSettings",
     "NodeSpec",
+    "OnError",
     "Position",
     "Preset",
     "Problem",

@@ -27,6 +27,18 @@ class RetryPolicy(_Model):
     backoff: float = Field(2.0, ge=1, le=10, description="Multiplier applied to delay_s after each failure.")
 
 
+ERROR_PORT = "error"
+
+
+class OnError(_Model):
+    """What a node's failure (after its retries) does: `fail` the run (the default), continue
+    with `default` as the node's output, or `route` to the node's `error` output port with
+    `{"error": message}` (the normal ports are pruned). As Dify's and RAGFlow's error handling."""
+
+    mode: Literal["fail", "default", "route"] = "fail"
+    default: Any = Field(None, description="The node's output after a failure, with mode `default`.")
+
+
 class Position(_Model):
     x: float = 0
     y: float = 0
@@ -44,6 +56,7 @@ class NodeSpec(_Model):
     position: Position | None = None
     retry: RetryPolicy | None = None
     timeout_s: float | None = Field(None, gt=0)
+    on_error: OnError | None = None
 
 
 class EdgeSpec(_Model):

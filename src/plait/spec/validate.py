@@ -15,8 +15,29 @@ from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ValidationError
 
 from plait.expr import TemplateError, find_refs
-from plait.spec.models import RESERVED_IDS, FlowDocument, GraphSpec, NodeSpec
+from plait.spec.models import ERROR_PORT, RESERVED_IDS, FlowDocument, GraphSpec, NodeSpec
 from plait.spec.problems import Problem
+
+
+def routes_errors(spec: NodeSpec) -> bool:
+    """Whether the node's failures go to its `error` output port (`on_error.mode: route`)."""
+    return spec.on_error is not None and spec.on_error.mode == "route"
+
+
+def _on_error_problems(spec: NodeSpec, nid: str) -> list[Problem]:
+    on_error = spec.on_error
+    if on_error is None or on_error.mode == "default" or on_error.default is None:
+        return []
+    return [
+        Problem(
+            "invalid_on_error",
+            f"on_error.default is used only with mode 'default' (the mode is {on_error.mode!r})",
+            nid,
+            "on_error.default",
+            "set on_error.mode to 'default', or remove on_error.default",
+        )
+    ]
+
 
 SPECIAL_ROOTS = frozenset({"inputs", "vars", "sys", "env"})
 EDGE_LLM_ROOTS = frozenset({"input"})
@@ -124,6 +145,7 @@ def _validate_graph(
                 )
         problems.extend(_schema_problems(spec.input_schema, nid, "input_schema"))
         problems.extend(_schema_problems(spec.output_schema, nid, "output_schema"))
+        problems.extend(_on_error_problems(spec, nid))
 
     preds: dict[str, set[str]] = {k: set() for k in nodes}
     for i, edge in enumerate(graph.edges):
@@ -146,6 +168,8 @@ def _validate_graph(
             continue
         if src in configs:
             ports = types[src].output_ports(configs[src])
+            if routes_errors(nodes[src]):
+                ports = [*ports, ERROR_PORT]
             if edge.source_port not in ports:
                 problems.append(
                     Problem(
