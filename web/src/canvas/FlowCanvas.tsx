@@ -23,7 +23,9 @@ import {
 } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
 import { memo, useCallback, useEffect, useImperativeHandle, useMemo, useRef, useState, type Ref } from "react";
-import { DEFAULT_IN, DEFAULT_OUT, edgeKey, portsOf, type Connection } from "../state/graph";
+import { bodyFields, DEFAULT_IN, DEFAULT_OUT, drawnOutputs, edgeKey, edgeSourcePorts, portsOf, type Connection } from "../state/graph";
+import { fmtDuration } from "../ui/format";
+import { nodeGroup, nodeIcon, nodeSummary, type NodeGroup } from "./nodeLook";
 import type { NodeRunState, RunState } from "../state/run";
 import { useResolvedTheme } from "../theme/theme";
 import type { FlowDocument, NodeSpec, NodeType, Position } from "../types";
@@ -34,7 +36,15 @@ export interface CanvasHandle {
   /** The flow position at the centre of the visible canvas (where click-to-add puts a node). */
   center(): Position;
   fitView(): void;
+  /** measured node sizes (what auto-layout spaces by) */
+  sizes(): Record<string, { width: number; height: number }>;
 }
+
+/** The smallest zoom a flow opens at: node text stays >= 11 px (13 px * 0.85). A flow wider
+ * than the canvas at this zoom opens at its start (left), not squeezed to fit. */
+export const READABLE_ZOOM = 0.85;
+/** Flows bigger than this open fitted whatever the zoom (an overview; text cannot be read). */
+const READABLE_MAX_NODES = 60;
 
 export interface FlowCanvasProps {
   doc: FlowDocument;
@@ -50,17 +60,26 @@ export interface FlowCanvasProps {
   onMove?: (positions: Record<string, Position>) => void;
   onConnect?: (c: Connection) => void;
   onDelete?: (nodeIds: string[], edgeKeys: string[]) => void;
-  onDropType?: (typeName: string, position: Position) => void;
+  /** a palette type dropped at `position`; `onEdge` is the key of the edge it was dropped on */
+  onDropType?: (typeName: string, position: Position, onEdge?: string) => void;
   onNodeActivate?: (nodeId: string) => void;
+  /** double-click on a node with a body (loop, map): open it */
+  onOpenBody?: (nodeId: string) => void;
   canvasRef?: Ref<CanvasHandle>;
 }
 
 interface PlaitNodeData extends Record<string, unknown> {
   spec: NodeSpec;
   title: string;
-  category: string;
+  group: NodeGroup;
+  icon: string;
+  summary: string;
   inputs: string[];
   outputs: string[];
+  /** output ports only an edge names (the config no longer declares them): drawn, marked */
+  strayOutputs: string[];
+  /** the node has a body (loop, map): double-click opens it */
+  body: number | null;
   status: string;
   runNode: NodeRunState | undefined;
   problems: string[];
@@ -68,24 +87,60 @@ interface PlaitNodeData extends Record<string, unknown> {
 
 type PlaitFlowNode = Node<PlaitNodeData, "plait">;
 
+const PORT_TOP = 30;
+const PORT_STEP = 24;
+const STATUS_TEXT: Record<string, string> = { running: "running", ok: "done", error: "failed", waiting: "waiting", skipped: "skipped", cancelled: "cancelled", pending: "pending", unreached: "not reached" };
+
 const PlaitNode = memo(function PlaitNode({ id, data, selected }: NodeProps<PlaitFlowNode>) {
-  const { spec, title, category, inputs, outputs, status, runNode, problems } = data;
+  const { spec, title, group, icon, summary, inputs, outputs, strayOutputs, body, status, runNode, problems } = data;
   const many = outputs.length > 1;
   const height = Math.max(inputs.length, outputs.length);
+  const label = spec.label || spec.id;
+  const showStatus = status !== "idle";
   return (
     <div
-      className={`plait-node cat-${category} status-${status}${problems.length ? " has-problems" : ""}${selected ? " selected" : ""}`}
+      className={`plait-node grp-${group} status-${status}${problems.length ? " has-problems" : ""}${selected ? " selected" : ""}${body !== null ? " has-body" : ""}`}
       data-testid={`node-${id}`}
       data-status={status}
       data-type={spec.type}
+      data-group={group}
       data-problems={problems.length}
-      style={{ minHeight: 44 + (many ? (height - 1) * 20 : 0) }}
-      title={problems.join("\n") || undefined}
+      style={{ minHeight: 56 + (many ? (height - 1) * PORT_STEP : 0) }}
+      title={problems.join("\n") || (body !== null ? "Double-click to open the body" : undefined)}
     >
       <div className="plait-node-head">
-        <span className="plait-node-title">{spec.label || spec.id}</span>
-        <span className="plait-node-type">{title}</span>
+        <span className="plait-node-icon" aria-hidden="true">
+          {icon}
+        </span>
+        <span className="plait-node-names">
+          <span className="plait-node-title" data-testid={`node-title-${id}`}>
+            {label}
+          </span>
+          <span className="plait-node-type">{label === spec.id && title.toLowerCase() === spec.id.toLowerCase() ? spec.type : title}</span>
+        </span>
       </div>
+      {summary && (
+        <div className="plait-node-summary" data-testid={`node-summary-${id}`} title={summary}>
+          {summary}
+        </div>
+      )}
+      {body !== null && (
+        <div className="plait-node-body" data-testid={`node-body-${id}`}>
+          ⧉ body: {body} node{body === 1 ? "" : "s"} · double-click to open
+        </div>
+      )}
+      {showStatus && (
+        <div className="plait-node-badges">
+          <span className={`badge badge-${status}`} data-testid={`node-badge-${id}`}>
+            {STATUS_TEXT[status] ?? status}
+          </span>
+          {runNode?.durationMs !== undefined && (
+            <span className="badge badge-time" data-testid={`node-duration-${id}`}>
+              {fmtDuration(runNode.durationMs)}
+            </span>
+          )}
+        </div>
+      )}
       {problems.length > 0 && (
         <div className="plait-node-problems" data-testid={`node-problems-${id}`} role="status">
           ⚠ {problems[0]}
@@ -111,7 +166,7 @@ const PlaitNode = memo(function PlaitNode({ id, data, selected }: NodeProps<Plai
           type="target"
           position={HandlePosition.Left}
           id={p}
-          style={{ top: 22 + i * 20 }}
+          style={{ top: PORT_TOP + i * PORT_STEP }}
           data-testid={`handle-${id}-in-${p}`}
           aria-label={`${spec.id} input ${p}`}
         />
@@ -122,11 +177,13 @@ const PlaitNode = memo(function PlaitNode({ id, data, selected }: NodeProps<Plai
           type="source"
           position={HandlePosition.Right}
           id={p}
-          style={{ top: 22 + i * 20 }}
+          className={strayOutputs.includes(p) ? "stray-port" : undefined}
+          style={{ top: PORT_TOP + i * PORT_STEP }}
           data-testid={`handle-${id}-out-${p}`}
           aria-label={`${spec.id} output ${p}`}
+          title={strayOutputs.includes(p) ? `an edge leaves from "${p}", which this node's settings no longer define` : undefined}
         >
-          {many && <span className="port-label">{p}</span>}
+          {(many || strayOutputs.includes(p)) && <span className="port-label">{p}</span>}
         </Handle>
       ))}
     </div>
@@ -134,8 +191,11 @@ const PlaitNode = memo(function PlaitNode({ id, data, selected }: NodeProps<Plai
 });
 
 const nodeTypes = { plait: PlaitNode };
-const MINIMAP_COLORS: Record<string, string> = { running: "#1c7ed6", ok: "#2f9e44", error: "#e03131", waiting: "#f08c00", skipped: "#e9ecef", cancelled: "#e9ecef", unreached: "#e9ecef" };
-const minimapColor = (n: Node) => MINIMAP_COLORS[(n.data as PlaitNodeData).status] ?? ((n.data as PlaitNodeData).problems.length ? "#ffc9c9" : "#ced4da");
+const MINIMAP_COLORS: Record<string, string> = { running: "var(--run)", ok: "var(--ok)", error: "var(--err)", waiting: "var(--warn)", skipped: "var(--line)", cancelled: "var(--line)", unreached: "var(--line)" };
+const minimapColor = (n: Node) => {
+  const d = n.data as PlaitNodeData;
+  return MINIMAP_COLORS[d.status] ?? (d.problems.length ? "var(--err-line)" : `var(--cat-${d.group})`);
+};
 const EMPTY: string[] = [];
 const DELETE_KEYS = ["Delete", "Backspace"];
 
@@ -162,6 +222,37 @@ function FlowCanvasInner(props: FlowCanvasProps) {
   // Fit the view to the flow it opened with; an empty canvas keeps zoom 1 when nodes arrive.
   const [fitOnOpen] = useState(() => doc.nodes.length > 0);
 
+  /** Fit the flow, but never below READABLE_ZOOM for a flow small enough to read: then show its
+   * left end (where it starts), vertically centred. */
+  const openView = useCallback(() => {
+    const box = wrapper.current?.getBoundingClientRect();
+    const ns = rf.getNodes();
+    if (!box || !ns.length) return;
+    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    for (const n of ns) {
+      const w = n.measured?.width ?? 200, h = n.measured?.height ?? 70;
+      x0 = Math.min(x0, n.position.x);
+      y0 = Math.min(y0, n.position.y);
+      x1 = Math.max(x1, n.position.x + w);
+      y1 = Math.max(y1, n.position.y + h);
+    }
+    const pad = 40;
+    const fit = Math.min((box.width - 2 * pad) / (x1 - x0), (box.height - 2 * pad) / (y1 - y0), 1.1);
+    if (fit >= READABLE_ZOOM || ns.length > READABLE_MAX_NODES) {
+      rf.fitView({ padding: 0.12, maxZoom: 1.1, duration: 0 });
+      return;
+    }
+    const zoom = READABLE_ZOOM;
+    const fitsTall = (y1 - y0) * zoom <= box.height - 2 * pad;
+    const y = fitsTall ? box.height / 2 - ((y0 + y1) / 2) * zoom : pad - y0 * zoom;
+    void rf.setViewport({ x: pad - x0 * zoom, y, zoom }, { duration: 0 });
+  }, [rf]);
+  const onInit = useCallback(() => {
+    if (!fitOnOpen || rf.getNodes().length > READABLE_MAX_NODES) return;
+    // node sizes are known one frame after the first render
+    requestAnimationFrame(() => requestAnimationFrame(openView));
+  }, [fitOnOpen, openView]);
+
   useImperativeHandle(props.canvasRef, () => ({
     center() {
       const box = wrapper.current?.getBoundingClientRect();
@@ -169,7 +260,12 @@ function FlowCanvasInner(props: FlowCanvasProps) {
       return rf.screenToFlowPosition({ x: box.left + box.width / 2, y: box.top + box.height / 2 });
     },
     fitView() {
-      rf.fitView({ padding: 0.15, duration: 0 });
+      openView();
+    },
+    sizes() {
+      const out: Record<string, { width: number; height: number }> = {};
+      for (const n of rf.getNodes()) if (n.measured?.width && n.measured?.height) out[n.id] = { width: n.measured.width, height: n.measured.height };
+      return out;
     },
   }));
 
@@ -178,15 +274,18 @@ function FlowCanvasInner(props: FlowCanvasProps) {
   const built = useMemo(() => {
     const cache = dataCache.current;
     const next = new Map<string, PlaitNodeData>();
+    const used = edgeSourcePorts(doc.edges);
     const out: PlaitFlowNode[] = doc.nodes.map((spec, i) => {
       const type = types.get(spec.type);
       const ports = portsOf(spec, type);
-      const outputs = portOverrides?.[spec.id] ?? ports.outputs;
+      const { outputs, stray } = drawnOutputs(portOverrides?.[spec.id] ?? ports.outputs, used.get(spec.id));
       const status = nodeStatus(run, spec.id);
       const runNode = run?.nodes[spec.id];
       const probs = problems?.[spec.id] ?? EMPTY;
+      const title = type?.title ?? spec.type;
       const prev = cache.get(spec.id);
-      const data: PlaitNodeData =
+      let data: PlaitNodeData;
+      if (
         prev &&
         prev.spec === spec &&
         prev.status === status &&
@@ -194,18 +293,28 @@ function FlowCanvasInner(props: FlowCanvasProps) {
         sameList(prev.problems, probs) &&
         sameList(prev.outputs, outputs) &&
         sameList(prev.inputs, ports.inputs) &&
-        prev.title === (type?.title ?? spec.type)
-          ? prev
-          : {
-              spec,
-              title: type?.title ?? spec.type,
-              category: type?.category ?? "unknown",
-              inputs: ports.inputs,
-              outputs,
-              status,
-              runNode,
-              problems: probs,
-            };
+        prev.title === title
+      )
+        data = prev;
+      else {
+        const group = nodeGroup(spec.type, type);
+        const field = bodyFields(type)[0];
+        const body = field ? spec.config?.[field] : undefined;
+        data = {
+          spec,
+          title,
+          group,
+          icon: nodeIcon(spec.type, group),
+          summary: nodeSummary(spec),
+          inputs: ports.inputs,
+          outputs,
+          strayOutputs: stray,
+          body: field ? (Array.isArray(body?.nodes) ? body.nodes.length : 0) : null,
+          status,
+          runNode,
+          problems: probs,
+        };
+      }
       next.set(spec.id, data);
       return {
         id: spec.id,
@@ -220,7 +329,7 @@ function FlowCanvasInner(props: FlowCanvasProps) {
     });
     dataCache.current = next;
     return out;
-  }, [doc.nodes, types, portOverrides, run, problems, selected, readOnly]);
+  }, [doc.nodes, doc.edges, types, portOverrides, run, problems, selected, readOnly]);
 
   const [nodes, setNodes] = useState<PlaitFlowNode[]>(built);
   useEffect(() => {
@@ -274,7 +383,7 @@ function FlowCanvasInner(props: FlowCanvasProps) {
     setEdges((es) => applyEdgeChanges(changes.filter((c) => c.type !== "remove"), es));
   }, []);
 
-  const { onMove, onConnect: connectCb, onDelete, onSelect, onDropType, onNodeActivate } = props;
+  const { onMove, onConnect: connectCb, onDelete, onSelect, onDropType, onNodeActivate, onOpenBody } = props;
   const onNodeDragStop = useCallback(
     (_: unknown, __: unknown, dragged: PlaitFlowNode[]) => {
       const positions: Record<string, Position> = {};
@@ -307,11 +416,23 @@ function FlowCanvasInner(props: FlowCanvasProps) {
       if (!typeName || readOnly) return;
       e.preventDefault();
       const p = rf.screenToFlowPosition({ x: e.clientX, y: e.clientY });
-      onDropType?.(typeName, { x: p.x - 80, y: p.y - 20 });
+      // dropped on an edge: its wide invisible hit path is under the pointer
+      const hit = document
+        .elementsFromPoint(e.clientX, e.clientY)
+        .map((el) => el.closest(".react-flow__edge"))
+        .find((el): el is Element => Boolean(el));
+      const onEdge = hit?.getAttribute("data-id") ?? undefined;
+      onDropType?.(typeName, { x: p.x - 90, y: p.y - 28 }, onEdge);
     },
     [rf, onDropType, readOnly],
   );
-  const onNodeDoubleClick = useCallback((_: unknown, n: Node) => onNodeActivate?.(n.id), [onNodeActivate]);
+  const onNodeDoubleClick = useCallback(
+    (_: unknown, n: Node) => {
+      if ((n.data as PlaitNodeData).body !== null && onOpenBody) onOpenBody(n.id);
+      else onNodeActivate?.(n.id);
+    },
+    [onNodeActivate, onOpenBody],
+  );
 
   return (
     <div className="canvas-wrapper" ref={wrapper} onDragOver={onDragOver} onDrop={onDrop} data-testid="canvas">
@@ -329,9 +450,11 @@ function FlowCanvasInner(props: FlowCanvasProps) {
         onNodeDoubleClick={onNodeDoubleClick}
         deleteKeyCode={readOnly ? null : DELETE_KEYS}
         nodesConnectable={!readOnly}
-        fitView={fitOnOpen}
-        fitViewOptions={{ padding: 0.15, maxZoom: 1.2 }}
+        onInit={onInit}
+        fitView={fitOnOpen && doc.nodes.length > READABLE_MAX_NODES}
+        fitViewOptions={{ padding: 0.12, maxZoom: 1.1 }}
         minZoom={0.1}
+        zoomOnDoubleClick={false}
         onlyRenderVisibleElements={doc.nodes.length > 150}
         proOptions={{ hideAttribution: true }}
       >

@@ -3,6 +3,13 @@ import types from "../test/node-types.fixture.json";
 import type { FlowDocument, NodeType } from "../types";
 import {
   addNode,
+  bodyFields,
+  bodyPrefix,
+  drawnOutputs,
+  edgeSourcePorts,
+  graphAt,
+  insertOnEdge,
+  updateGraphAt,
   commit,
   connect,
   connectionProblem,
@@ -127,5 +134,85 @@ describe("canvas state", () => {
     const s = referenceSuggestions(d, "output", { message: { content: "hi" } });
     expect(s).toEqual(["message", "message.content", "switch", "start", "inputs.query", "vars.count"]);
     expect(referenceSuggestions(d, "start")).toEqual(["inputs.query", "vars.count"]);
+  });
+});
+
+describe("bodies (loop, map)", () => {
+  const loopType = {
+    name: "loop",
+    title: "Loop",
+    description: "",
+    category: "flow",
+    input_ports: ["in"],
+    output_ports: ["out"],
+    config_schema: {
+      $defs: { GraphSpec: { properties: { nodes: {}, edges: {} } } },
+      properties: { body: { $ref: "#/$defs/GraphSpec" }, max_iterations: { type: "integer" } },
+    },
+  } as NodeType;
+  const doc: FlowDocument = {
+    nodes: [
+      { id: "start", type: "start" },
+      {
+        id: "loop",
+        type: "loop",
+        config: { max_iterations: 3, body: { nodes: [{ id: "inner", type: "map", config: { body: { nodes: [{ id: "deep", type: "x" }], edges: [] } } }], edges: [] } },
+      },
+    ],
+    edges: [{ source: "start", target: "loop" }],
+  };
+  const path = [{ node: "loop", field: "body" }];
+
+  it("finds the fields that hold a graph", () => {
+    expect(bodyFields(loopType)).toEqual(["body"]);
+    expect(bodyFields(undefined)).toEqual([]);
+  });
+  it("reads the graph at a path, and null for a path that is gone", () => {
+    expect(graphAt(doc, [])).toBe(doc);
+    expect(graphAt(doc, path)!.nodes.map((n) => n.id)).toEqual(["inner"]);
+    expect(graphAt(doc, [...path, { node: "inner", field: "body" }])!.nodes.map((n) => n.id)).toEqual(["deep"]);
+    expect(graphAt(doc, [{ node: "nope", field: "body" }])).toBeNull();
+  });
+  it("writes an edit into the body inside the node's config, keeping the rest", () => {
+    const next = updateGraphAt(doc, path, (g) => addNode(g, "message", { x: 5, y: 5 }).doc);
+    const loop = next.nodes.find((n) => n.id === "loop")!;
+    expect(loop.config!.max_iterations).toBe(3);
+    expect(loop.config!.body.nodes.map((n: any) => n.id)).toEqual(["inner", "message"]);
+    expect(doc.nodes[1].config!.body.nodes).toHaveLength(1); // not mutated
+    const deep = updateGraphAt(next, [...path, { node: "inner", field: "body" }], (g) => deleteItems(g, ["deep"]));
+    expect(graphAt(deep, [...path, { node: "inner", field: "body" }])!.nodes).toEqual([]);
+  });
+  it("returns the same document when the edit changes nothing", () => {
+    expect(updateGraphAt(doc, path, (g) => g)).toBe(doc);
+    expect(bodyPrefix([...path, { node: "inner", field: "body" }])).toBe("loop.body/inner.body/");
+  });
+});
+
+describe("edges and ports", () => {
+  it("keeps every port an edge leaves from, marking the undeclared ones", () => {
+    const used = edgeSourcePorts([
+      { source: "c", source_port: "billing", target: "a" },
+      { source: "c", source_port: "else", target: "b" },
+      { source: "c", source_port: "billing", target: "d" },
+    ]);
+    expect(used.get("c")).toEqual(["billing", "else"]);
+    expect(drawnOutputs(["out"], used.get("c"))).toEqual({ outputs: ["out", "billing", "else"], stray: ["billing", "else"] });
+    expect(drawnOutputs(["billing", "else"], used.get("c")).stray).toEqual([]);
+  });
+  it("inserts a node on an edge, keeping the outer ports", () => {
+    const doc: FlowDocument = {
+      nodes: [
+        { id: "a", type: "if" },
+        { id: "b", type: "x" },
+        { id: "m", type: "x" },
+      ],
+      edges: [{ source: "a", source_port: "true", target: "b" }],
+    };
+    const next = insertOnEdge(doc, edgeKey(doc.edges[0]), "m");
+    expect(next.edges).toEqual([
+      { source: "a", source_port: "true", target: "m" },
+      { source: "m", target: "b" },
+    ]);
+    expect(insertOnEdge(doc, "nope", "m")).toBe(doc);
   });
 });

@@ -283,3 +283,107 @@ export function referenceSuggestions(doc: FlowDocument, nodeId: string, outputs:
   for (const k of Object.keys(doc.variables ?? {})) out.push(`vars.${k}`);
   return out;
 }
+
+// ---------------------------------------------------------------- ports drawn on the canvas
+
+/** Source ports the edges leave each node from: an edge must never vanish because the node's
+ * settings stopped declaring its port (an invalid config, a renamed case, an error port). */
+export function edgeSourcePorts(edges: EdgeSpec[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const e of edges) {
+    const port = e.source_port ?? DEFAULT_OUT;
+    const list = out.get(e.source);
+    if (!list) out.set(e.source, [port]);
+    else if (!list.includes(port)) list.push(port);
+  }
+  return out;
+}
+
+/** Declared output ports, then the ones only edges name (`stray`). */
+export function drawnOutputs(declared: string[], used: string[] | undefined): { outputs: string[]; stray: string[] } {
+  const stray = (used ?? []).filter((p) => !declared.includes(p));
+  return { outputs: stray.length ? [...declared, ...stray] : declared, stray };
+}
+
+/** Put `nodeId` on the edge `key`: source -> node -> target, keeping the edge's outer ports. */
+export function insertOnEdge(doc: FlowDocument, key: string, nodeId: string, inPort: string = DEFAULT_IN, outPort: string = DEFAULT_OUT): FlowDocument {
+  const e = doc.edges.find((x) => edgeKey(x) === key);
+  if (!e || !doc.nodes.some((n) => n.id === nodeId)) return doc;
+  const first: EdgeSpec = { source: e.source, target: nodeId };
+  if (e.source_port && e.source_port !== DEFAULT_OUT) first.source_port = e.source_port;
+  if (inPort !== DEFAULT_IN) first.target_port = inPort;
+  const second: EdgeSpec = { source: nodeId, target: e.target };
+  if (outPort !== DEFAULT_OUT) second.source_port = outPort;
+  if (e.target_port && e.target_port !== DEFAULT_IN) second.target_port = e.target_port;
+  return { ...doc, edges: [...doc.edges.filter((x) => x !== e), first, second] };
+}
+
+// ---------------------------------------------------------------- bodies (loop, map, ...)
+
+/** One step into a nested graph: the node holding it and its config field (`body`). */
+export interface BodyStep {
+  node: string;
+  field: string;
+}
+export type BodyPath = BodyStep[];
+
+const NO_NODES: NodeSpec[] = [];
+const NO_EDGES: EdgeSpec[] = [];
+
+function resolveRef(schema: any, root: any): any {
+  const ref: unknown = schema?.$ref;
+  if (typeof ref !== "string" || !ref.startsWith("#/")) return schema;
+  return ref
+    .slice(2)
+    .split("/")
+    .reduce((o: any, k) => (o ? o[k] : undefined), root);
+}
+
+/** Config fields of a type that hold a graph (a schema with `nodes` and `edges`): its bodies. */
+export function bodyFields(type: NodeType | undefined): string[] {
+  const schema = type?.config_schema;
+  const props = schema?.properties ?? {};
+  const out: string[] = [];
+  for (const [name, prop] of Object.entries<any>(props)) {
+    const candidates = [prop, ...(Array.isArray(prop?.anyOf) ? prop.anyOf : []), ...(Array.isArray(prop?.allOf) ? prop.allOf : [])];
+    if (candidates.some((c) => {
+      const r = resolveRef(c, schema);
+      return r?.properties?.nodes && r?.properties?.edges;
+    }))
+      out.push(name);
+  }
+  return out;
+}
+
+/** The graph at `path` (the document itself for []), or null when the path no longer exists. */
+export function graphAt(doc: FlowDocument, path: BodyPath): FlowDocument | null {
+  let g: FlowDocument = doc;
+  for (const step of path) {
+    const node = g.nodes.find((n) => n.id === step.node);
+    const body = node?.config?.[step.field];
+    if (!node || (body !== undefined && (typeof body !== "object" || body === null))) return null;
+    g = { nodes: Array.isArray(body?.nodes) ? body.nodes : NO_NODES, edges: Array.isArray(body?.edges) ? body.edges : NO_EDGES };
+  }
+  return g;
+}
+
+/** Apply an edit to the graph at `path`; the document comes back unchanged (same object) when
+ * the edit changed nothing, so undo history stays clean. */
+export function updateGraphAt(doc: FlowDocument, path: BodyPath, fn: (g: FlowDocument) => FlowDocument): FlowDocument {
+  if (!path.length) return fn(doc);
+  const [step, ...rest] = path;
+  const node = doc.nodes.find((n) => n.id === step.node);
+  if (!node) return doc;
+  const current = graphAt(doc, [step]);
+  if (!current) return doc;
+  const next = updateGraphAt(current, rest, fn);
+  if (next.nodes === current.nodes && next.edges === current.edges) return doc;
+  const old = node.config?.[step.field];
+  const body = { ...(old && typeof old === "object" ? old : {}), nodes: next.nodes, edges: next.edges };
+  return updateNode(doc, step.node, { config: { ...(node.config ?? {}), [step.field]: body } });
+}
+
+/** How the validator names a node inside a body (`loop.body/step`): the prefix of `path`. */
+export function bodyPrefix(path: BodyPath): string {
+  return path.map((s) => `${s.node}.${s.field}/`).join("");
+}

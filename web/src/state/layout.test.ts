@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { FlowDocument } from "../types";
-import { fillMissingPositions, LAYER_GAP, layeredLayout } from "./layout";
+import { dagreLayout, fillMissingPositions, freeOffset, freePosition, LAYER_GAP, layeredLayout, NODE_H, NODE_W } from "./layout";
 
 describe("auto-layout", () => {
   it("puts each node one layer right of its furthest parent", () => {
@@ -37,5 +37,35 @@ describe("auto-layout", () => {
     expect(out.nodes[1].position).toBeDefined();
     const full = fillMissingPositions(out);
     expect(full).toBe(out);
+  });
+});
+
+describe("dagre auto-layout (lazy)", () => {
+  it("places every node left to right along the edges", async () => {
+    const doc: FlowDocument = {
+      nodes: ["a", "b", "c"].map((id) => ({ id, type: "x" })),
+      edges: [
+        { source: "a", target: "b" },
+        { source: "b", target: "c" },
+      ],
+    };
+    const p = await dagreLayout(doc);
+    expect(Object.keys(p).sort()).toEqual(["a", "b", "c"]);
+    expect(p.a.x).toBeLessThan(p.b.x);
+    expect(p.b.x).toBeLessThan(p.c.x);
+  });
+});
+
+describe("free spots", () => {
+  const nodes = [{ id: "a", type: "x", position: { x: 0, y: 0 } }];
+  it("keeps a position nothing covers, moves one that overlaps", () => {
+    expect(freePosition(nodes, { x: 600, y: 0 })).toEqual({ x: 600, y: 0 });
+    const p = freePosition(nodes, { x: 10, y: 10 });
+    expect(p).not.toEqual({ x: 10, y: 10 });
+    expect(p.y >= NODE_H || p.y <= -NODE_H || p.x >= NODE_W || p.x <= -NODE_W).toBe(true);
+  });
+  it("pastes at an offset where no copy touches a node", () => {
+    const off = freeOffset(nodes, nodes);
+    expect(off.y).toBeGreaterThanOrEqual(NODE_H);
   });
 });
