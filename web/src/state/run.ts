@@ -56,7 +56,15 @@ export interface RunState {
   error?: string;
   outputs?: Record<string, any>;
   usage?: Record<string, any>;
+  /** The run's own started -> finished time (its first `run_started` to its final `run_finished`,
+   * by their timestamps), so a run that waited for a person shows the whole wait, the same number in
+   * the editor, the result panel and the run inspector. Unset while the run has not ended. */
   durationMs?: number;
+  /** `ts` (Unix seconds) of the run's first `run_started`, and of its final `run_finished` */
+  startedTs?: number;
+  finishedTs?: number;
+  /** provider and model per node, when node events name them (`model: {provider, model}`) */
+  models?: Record<string, { provider?: string; model?: string }>;
   /** edge-LLM flows: the decider's steps, in order */
   decisions?: DecisionEntry[];
 }
@@ -114,8 +122,10 @@ export function reduceRun(state: RunState, e: RunEvent): RunState {
   if (e.runId && !state.runId) state = { ...state, runId: e.runId };
   const id = e.nodeId;
   switch (e.type) {
-    case "run_started":
-      return TERMINAL.has(state.status) ? state : { ...state, status: "running" };
+    case "run_started": {
+      const startedTs = state.startedTs ?? (typeof e.ts === "number" ? e.ts : undefined);
+      return TERMINAL.has(state.status) ? { ...state, startedTs } : { ...state, status: "running", startedTs };
+    }
     case "node_started":
       if (!id) return state;
       return withNode({ ...state, status: state.status === "waiting" ? "running" : state.status === "idle" || state.status === "starting" ? "running" : state.status }, id, {
@@ -146,6 +156,8 @@ export function reduceRun(state: RunState, e: RunEvent): RunState {
       if (!id) return state;
       const ok = e.ok !== false;
       const branch = e.branch ?? undefined;
+      const model = modelOf(e);
+      if (model) state = { ...state, models: { ...(state.models ?? {}), [id]: model } };
       return withNode(state, id, {
         status: ok ? "ok" : "error",
         output: e.output,
@@ -184,11 +196,31 @@ export function reduceRun(state: RunState, e: RunEvent): RunState {
           if (n.status === "running") nodes[k] = { ...n, status: status === "cancelled" ? "cancelled" : "error" };
         }
       }
-      return { ...state, status, nodes, outputs: e.outputs, usage: e.usage, durationMs: e.duration_ms, error: e.error ?? state.error };
+      const finishedTs = status === "waiting" || typeof e.ts !== "number" ? undefined : e.ts;
+      return { ...state, status, nodes, outputs: e.outputs, usage: e.usage, finishedTs, durationMs: runDuration(state.startedTs, finishedTs, status === "waiting" ? undefined : e.duration_ms), error: e.error ?? state.error };
     }
     default:
       return state;
   }
+}
+
+/** The one duration of a run: finished - started (seconds, from the run's events or its stored
+ * row), else `fallback` (the engine's own figure, when no timestamps are known). */
+export function runDuration(startedTs: number | null | undefined, finishedTs: number | null | undefined, fallback?: number | null): number | undefined {
+  if (typeof startedTs === "number" && typeof finishedTs === "number" && finishedTs >= startedTs) return (finishedTs - startedTs) * 1000;
+  return typeof fallback === "number" ? fallback : undefined;
+}
+
+/** `{provider, model}` of a node event, when it names them (`model: {provider, model}` or
+ * `model: "name"` with `provider`). */
+export function modelOf(e: any): { provider?: string; model?: string } | undefined {
+  const m = e?.model;
+  if (m && typeof m === "object") {
+    const out = { provider: m.provider ? String(m.provider) : undefined, model: m.model ?? m.name ? String(m.model ?? m.name) : undefined };
+    return out.provider || out.model ? out : undefined;
+  }
+  if (typeof m === "string" && m) return { model: m, provider: typeof e.provider === "string" ? e.provider : undefined };
+  return undefined;
 }
 
 export function reduceAll(state: RunState, events: any[]): RunState {
@@ -225,6 +257,9 @@ export function runStateFromDetail(d: RunDetail, edgeKeysFired: string[] = []): 
     error: d.error ?? undefined,
     outputs: d.outputs ?? undefined,
     usage: d.usage ?? undefined,
+    startedTs: d.started_at ?? undefined,
+    finishedTs: d.finished_at ?? undefined,
+    durationMs: d.status === "waiting" ? undefined : runDuration(d.started_at, d.finished_at, (d as any).duration_ms),
   };
 }
 
