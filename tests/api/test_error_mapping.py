@@ -23,6 +23,14 @@ PROBLEM = Problem("bad", "is bad", "n1", "config.x")
         (NotFound("no flow 'x'"), ErrorReply(404, "not_found", "no flow 'x'")),
         (Conflict("busy", details={"a": 1}), ErrorReply(409, "conflict", "busy", {"a": 1})),
         (ServiceError("give content", code="invalid"), ErrorReply(400, "invalid", "give content")),
+        (
+            NotFound("no flow 'x'", hint="create it"),
+            ErrorReply(404, "not_found", "no flow 'x'", {"hint": "create it"}),
+        ),
+        (
+            Conflict("busy", details={"a": 1}, hint="wait"),
+            ErrorReply(409, "conflict", "busy", {"hint": "wait", "a": 1}),
+        ),
         (ResumeError("not waiting"), ErrorReply(409, "conflict", "not waiting")),
         (ResumeError("expired", expired=True), ErrorReply(410, "gone", "expired")),
         (

@@ -90,8 +90,13 @@ def _problems(exc: FlowValidationError | RunInputError) -> dict[str, Any]:
 def reply_for(exc: PlaitError) -> ErrorReply | None:
     """The reply for a plait error that reaches a client; None for one no client should see (a
     bug in the layer that let it through)."""
-    if isinstance(exc, ServiceError):  # the service names its own status
-        return ErrorReply(exc.status, exc.code, exc.message, exc.details)
+    if isinstance(exc, ServiceError):  # the service names its own status; its hint says the fix
+        details = exc.details
+        if exc.hint and details is None:
+            details = {"hint": exc.hint}
+        elif exc.hint and isinstance(details, dict):
+            details = {"hint": exc.hint, **details}
+        return ErrorReply(exc.status, exc.code, exc.message, details)
     if isinstance(exc, ResumeError):  # 410 gone when the task expired, else 409 conflict
         return ErrorReply(410 if exc.expired else 409, exc.code, exc.message)
     if isinstance(exc, FlowValidationError):  # the message's first line; every problem in details
