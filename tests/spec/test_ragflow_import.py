@@ -340,11 +340,11 @@ def test_every_unsupported_component_is_named_in_one_error() -> None:
             "begin": component("Begin", {}, ["Agent:A"]),
             "Agent:A": component(
                 "Agent",
-                {"llm_id": "m@OpenAI", "tools": [{"component_name": "Google"}, {"component_name": "Email"}]},
+                {"llm_id": "m@OpenAI", "tools": [{"component_name": "Google"}, {"component_name": "QWeather"}]},
                 ["Frobnicate:X"],
             ),
-            "Frobnicate:X": component("Frobnicate", {}, ["ExeSQL:S"]),
-            "ExeSQL:S": component("ExeSQL", {"sql": "select 1"}, ["CodeExec:J"]),
+            "Frobnicate:X": component("Frobnicate", {}, ["Browser:S"]),
+            "Browser:S": component("Browser", {}, ["CodeExec:J"]),
             "CodeExec:J": component("CodeExec", {"lang": "javascript", "script": "1"}),
         }
     }
@@ -355,11 +355,11 @@ def test_every_unsupported_component_is_named_in_one_error() -> None:
         ("Agent:A", "Agent"),
         ("Agent:A", "Agent"),
         ("Frobnicate:X", "Frobnicate"),
-        ("ExeSQL:S", "ExeSQL"),
+        ("Browser:S", "Browser"),
         ("CodeExec:J", "CodeExec"),
     ]
     text = err.value.message
-    assert "'Google'" in text and "'Email'" in text and "Python only" in text and "no sql node yet" in text
+    assert "'Google'" in text and "'QWeather'" in text and "Python only" in text and "no browser-driving node" in text
 
 
 def test_not_ragflow_and_not_json_are_clear_errors() -> None:

@@ -10,11 +10,19 @@ from functools import lru_cache
 
 from plait.tools.base import Tool, ToolRegistry
 from plait.tools.flow import flow_tool
+from plait.tools.sql import sql_tool
 from plait.tools.web import arxiv_tool, http_request_tool, web_search_tool, wikipedia_tool
 
 
 def builtin_tools() -> list[Tool]:
-    return [http_request_tool(), web_search_tool(), wikipedia_tool(), arxiv_tool(), flow_tool()]
+    return [
+        http_request_tool(),
+        web_search_tool(),
+        wikipedia_tool(),
+        arxiv_tool(),
+        flow_tool(),
+        sql_tool(),
+    ]
 
 
 @lru_cache(maxsize=1)
