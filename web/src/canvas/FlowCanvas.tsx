@@ -126,7 +126,7 @@ const PlaitNode = memo(function PlaitNode({ id, data, selected }: NodeProps<Plai
       )}
       {body !== null && (
         <div className="plait-node-body" data-testid={`node-body-${id}`}>
-          ⧉ body: {body} node{body === 1 ? "" : "s"} · double-click to open
+          ❐ body · {body} node{body === 1 ? "" : "s"}
         </div>
       )}
       {showStatus && (
@@ -155,7 +155,7 @@ const PlaitNode = memo(function PlaitNode({ id, data, selected }: NodeProps<Plai
       {runNode?.toolCalls.length ? (
         <ul className="plait-node-tools" data-testid={`node-tools-${id}`}>
           {runNode.toolCalls.slice(-3).map((t, i) => (
-            <li key={i}>🔧 {t.name}</li>
+            <li key={i}>⚒ {t.name}</li>
           ))}
         </ul>
       ) : null}

@@ -33,27 +33,28 @@ const BY_CATEGORY: Record<string, NodeGroup> = {
   data: "data",
   knowledge: "data",
 };
+// Symbols every system font has (no emoji: many Linux desktops draw those as empty boxes).
 const ICONS: Record<string, string> = {
   start: "▶",
   output: "⏏",
   message: "✉",
   llm: "✦",
-  agent: "🤖",
-  categorize: "🏷",
-  http: "🌐",
-  tool: "🔧",
+  agent: "✪",
+  categorize: "≡",
+  http: "⇄",
+  tool: "⚒",
   code: "⌨",
-  component: "🧩",
-  human: "👤",
+  component: "❖",
+  human: "☺",
   if: "◇",
-  switch: "⑂",
-  merge: "⤝",
+  switch: "⋔",
+  merge: "⊕",
   loop: "↻",
   map: "⇉",
-  subflow: "⧉",
-  delay: "⏱",
+  subflow: "❐",
+  delay: "◷",
 };
-const GROUP_ICONS: Record<NodeGroup, string> = { io: "⇢", model: "✦", tool: "🔧", code: "⌨", flow: "⑂", human: "👤", data: "▤" };
+const GROUP_ICONS: Record<NodeGroup, string> = { io: "⇢", model: "✦", tool: "⚒", code: "⌨", flow: "⋔", human: "☺", data: "▤" };
 
 export function nodeGroup(typeName: string, type?: Pick<NodeType, "category">): NodeGroup {
   const base = typeName.startsWith("component:") ? "component" : typeName;

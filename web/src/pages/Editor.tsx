@@ -16,25 +16,32 @@ import { canEdit, canManage } from "../state/access";
 import { useAuth } from "../state/auth";
 import {
   addNode,
+  bodyFields,
+  bodyPrefix,
   commit,
   connect,
   connectionProblem,
   copy,
   deleteItems,
+  graphAt,
   history as makeHistory,
+  insertOnEdge,
   moveNodes,
   paste,
+  portsOf,
   redo,
   referenceSuggestions,
   renameNode,
   setConfig,
   undo,
+  updateGraphAt,
   updateNode,
+  type BodyPath,
   type Clipboard,
   type Connection,
   type History,
 } from "../state/graph";
-import { fillMissingPositions, layeredLayout } from "../state/layout";
+import { dagreLayout, fillMissingPositions, freeOffset, freePosition } from "../state/layout";
 import { idleRun, isActive, liveInputs, normalizeEvent, reduceRun, startingRun, tokensOf, type RunState } from "../state/run";
 import type { FlowAccess, FlowDocument, NodeType, Problem, VersionOut } from "../types";
 import { Dialog } from "../ui/Dialog";
@@ -42,7 +49,23 @@ import { download, errorText, fmtDuration } from "../ui/format";
 
 const AUTOSAVE_MS = 600;
 const CLIP_KEY = "plait.clipboard";
-const PORT_TYPES_HANDLED = new Set(["switch", "human", "if"]);
+const PANELS_KEY = "plait.panels";
+/** The aliases a body's nodes may reference, by the field of the node holding it. */
+const BODY_ALIASES: Record<string, string[]> = { loop: ["index", "result"], map: ["item", "index"] };
+
+function loadPanels(): { palette: boolean; side: boolean } {
+  try {
+    const v = JSON.parse(localStorage.getItem(PANELS_KEY) ?? "{}");
+    return { palette: v.palette !== false, side: v.side !== false };
+  } catch {
+    return { palette: true, side: true };
+  }
+}
+
+/** Stable text of a JSON value (keys sorted): a draft and a version compare equal when they are. */
+function canonical(v: unknown): string {
+  return JSON.stringify(v, (_k, x) => (x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, x[k]])) : x));
+}
 
 type SaveState = "saved" | "dirty" | "saving" | "error";
 type RunAction = { kind: "reset"; state: RunState } | { kind: "event"; raw: any };
@@ -91,9 +114,21 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
   const canvasRef = useRef<CanvasHandle>(null);
   const saving = useRef<Promise<void> | null>(null);
   const runEpoch = useRef(0); // bumped by each Run: late events of an older watch are dropped
+  const [bodyPath, setBodyPath] = useState<BodyPath>([]);
+  const bodyPathRef = useRef(bodyPath);
+  bodyPathRef.current = bodyPath;
+  const selectedRef = useRef(selected);
+  selectedRef.current = selected;
+  const [panels, setPanels] = useState(loadPanels);
+  // the latest published version and whether the saved draft differs from it (the toolbar badge)
+  const [published, setPublished] = useState<{ version: number; document: FlowDocument | null } | null>(null);
+  const [serverDraft, setServerDraft] = useState<FlowDocument | null>(null);
+  const draftAhead = useMemo(() => Boolean(published && (!published.document || canonical(published.document) !== canonical(serverDraft))), [published, serverDraft]);
 
   const doc = hist?.present ?? null;
   const shownDoc = viewing?.document ?? doc;
+  // the graph on the canvas: the flow, or the body of a loop/map opened by double-click
+  const graph = useMemo(() => (shownDoc ? graphAt(shownDoc, bodyPath) : null), [shownDoc, bodyPath]);
   // a flow shared as viewer is read-only, like a published version being viewed
   const locked = !canEdit(access.access);
   const readOnly = Boolean(viewing) || locked;
@@ -111,6 +146,12 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
         setAccess({ access: flow.access, ownerId: flow.owner_id });
         onName(flowId, flow.name || flow.id);
         setProblems(flow.problems ?? []);
+        setServerDraft(flow.draft);
+        if (flow.latest_version)
+          api.version(flowId, flow.latest_version).then(
+            (v) => live && setPublished({ version: v.version, document: v.document ?? null }),
+            () => live && setPublished({ version: flow.latest_version, document: null }),
+          );
         // a run of this flow still going (the tab was closed mid-run): show it live again
         api.listRuns(flowId).then(
           async (runs) => {
@@ -147,6 +188,7 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
       const out = await api.updateFlow(flowId, { document: d });
       savedRef.current = d;
       setProblems(out.problems ?? []);
+      setServerDraft(out.draft ?? d);
       setSaveError(null);
       setSaveState((s) => (s === "saving" ? "saved" : s));
     } catch (e) {
@@ -180,17 +222,20 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
   useEffect(() => () => void saveRef.current(), []);
 
   // ---------------------------------------------------------------- ports of config-dependent types
+  // Every type whose ports follow its config is asked (no list of known types here); an answer for
+  // an invalid config is dropped (its default ports would hide the edges of the ports it had).
+  const graphNodes = graph?.nodes;
   useEffect(() => {
-    if (!doc) return;
-    const todo = doc.nodes.filter((n) => (types.byName.get(n.type) as any)?.ports_from_config && !PORT_TYPES_HANDLED.has(n.type));
-    if (!todo.length) return;
+    if (!graphNodes) return;
+    const todo = graphNodes.filter((n) => (types.byName.get(n.type) as any)?.ports_from_config);
+    if (!todo.length) return setPortOverrides((p) => (Object.keys(p).length ? {} : p));
     const t = setTimeout(async () => {
       const next: Record<string, string[]> = {};
       await Promise.all(
         todo.map(async (n) => {
           try {
-            const out = await request<{ output_ports: string[] }>("POST", `/api/v1/node-types/${encodeURIComponent(n.type)}/ports`, { config: n.config ?? {} });
-            next[n.id] = out.output_ports;
+            const out = await request<{ output_ports: string[]; valid?: boolean }>("POST", `/api/v1/node-types/${encodeURIComponent(n.type)}/ports`, { config: n.config ?? {} });
+            if (out.valid !== false) next[n.id] = out.output_ports;
           } catch {
             /* keep the default ports */
           }
@@ -199,51 +244,88 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
       setPortOverrides(next);
     }, 400);
     return () => clearTimeout(t);
-  }, [doc, types.byName]);
+  }, [graphNodes, types.byName]);
 
   // ---------------------------------------------------------------- edits
   const edit = useCallback((fn: (d: FlowDocument) => FlowDocument) => {
     setHist((h) => (h ? commit(h, fn(h.present)) : h));
   }, []);
+  /** An edit of the graph on the canvas (the flow, or the open body): one undo history for all. */
+  const editGraph = useCallback((fn: (g: FlowDocument) => FlowDocument) => edit((d) => updateGraphAt(d, bodyPath, fn)), [edit, bodyPath]);
+  const closeBody = useCallback((depth: number) => {
+    setBodyPath((p) => p.slice(0, depth));
+    setSelected(new Set());
+    setPortOverrides({});
+  }, []);
+  const togglePanel = useCallback((which: "palette" | "side") => {
+    setPanels((p) => {
+      const next = { ...p, [which]: !p[which] };
+      localStorage.setItem(PANELS_KEY, JSON.stringify(next));
+      return next;
+    });
+  }, []);
+  // the open body is gone (undo, restore, its node deleted elsewhere): back to the flow
+  useEffect(() => {
+    if (shownDoc && !graph) setBodyPath([]);
+  }, [shownDoc, graph]);
+  const openBody = useCallback(
+    (nodeId: string) => {
+      const node = graph?.nodes.find((n) => n.id === nodeId);
+      const field = node ? bodyFields(types.byName.get(node.type))[0] : undefined;
+      if (!node || !field) return;
+      setBodyPath((p) => [...p, { node: nodeId, field }]);
+      setSelected(new Set());
+      setPortOverrides({});
+    },
+    [graph, types.byName],
+  );
 
   const addType = useCallback(
-    (t: NodeType, position?: { x: number; y: number }) => {
+    (t: NodeType, position?: { x: number; y: number }, onEdge?: string) => {
       const p = position ?? canvasRef.current?.center() ?? { x: 0, y: 0 };
       const docType = ((t as any).node_type as string | undefined) ?? t.name;
       const config = (t as any).config_defaults ?? undefined;
+      const sizes = canvasRef.current?.sizes() ?? {};
       let newId = "";
-      edit((d) => {
-        const r = addNode(d, docType, position ? p : { x: p.x - 80, y: p.y - 20 }, t, config ? structuredClone(config) : undefined);
+      editGraph((d) => {
+        const want = position ? p : { x: p.x - 90, y: p.y - 28 };
+        // dropped on an edge: it goes between the edge's ends (no room to find there)
+        const at = onEdge ? want : freePosition(d.nodes, want, sizes);
+        const r = addNode(d, docType, at, t, config ? structuredClone(config) : undefined);
         newId = r.id;
-        return r.doc;
+        if (!onEdge) return r.doc;
+        const added = r.doc.nodes.find((n) => n.id === r.id)!;
+        const ports = portsOf(added, t);
+        if (!ports.inputs.length || !ports.outputs.length) return r.doc;
+        return insertOnEdge(r.doc, onEdge, r.id, ports.inputs[0], ports.outputs[0]);
       });
       if (newId) setSelected(new Set([newId]));
     },
-    [edit],
+    [editGraph],
   );
   const onDropType = useCallback(
-    (typeName: string, position: { x: number; y: number }) => {
+    (typeName: string, position: { x: number; y: number }, onEdge?: string) => {
       const t = types.byName.get(typeName);
-      if (t) addType(t, position);
+      if (t) addType(t, position, onEdge);
     },
     [types.byName, addType],
   );
-  const onMove = useCallback((positions: Record<string, { x: number; y: number }>) => edit((d) => moveNodes(d, positions)), [edit]);
+  const onMove = useCallback((positions: Record<string, { x: number; y: number }>) => editGraph((d) => moveNodes(d, positions)), [editGraph]);
   const onConnect = useCallback(
     (c: Connection) => {
-      if (!doc) return;
-      const why = connectionProblem(doc, c);
+      if (!graph) return;
+      const why = connectionProblem(graph, c);
       if (why) setNotice(`Not connected: ${why}.`);
-      else edit((d) => connect(d, c));
+      else editGraph((d) => connect(d, c));
     },
-    [doc, edit],
+    [graph, editGraph],
   );
   const onDelete = useCallback(
     (nodeIds: string[], edgeKeys: string[]) => {
-      edit((d) => deleteItems(d, nodeIds, edgeKeys));
+      editGraph((d) => deleteItems(d, nodeIds, edgeKeys));
       setSelected(new Set());
     },
-    [edit],
+    [editGraph],
   );
   const onSelect = useCallback((nodeIds: string[], edgeKeys: string[]) => {
     setSelected((s) => (sameIds(nodeIds, s) ? s : new Set(nodeIds)));
@@ -255,11 +337,11 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
   }, []);
 
   const doCopy = useCallback(() => {
-    if (!doc || !selected.size) return;
-    const clip = copy(doc, selected);
+    if (!graph || !selected.size) return;
+    const clip = copy(graph, selected);
     localStorage.setItem(CLIP_KEY, JSON.stringify(clip));
     setNotice(`Copied ${clip.nodes.length} node(s).`);
-  }, [doc, selected]);
+  }, [graph, selected]);
   const doPaste = useCallback(() => {
     let clip: Clipboard | null = null;
     try {
@@ -269,19 +351,23 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
     }
     if (!clip?.nodes?.length) return;
     let newIds: string[] = [];
-    edit((d) => {
-      const r = paste(d, clip!);
+    const sizes = canvasRef.current?.sizes() ?? {};
+    editGraph((d) => {
+      const r = paste(d, clip!, freeOffset(d.nodes, clip!.nodes, { x: 40, y: 40 }, sizes));
       newIds = r.ids;
       return r.doc;
     });
     setSelected(new Set(newIds));
-  }, [edit]);
+  }, [editGraph]);
   const doUndo = useCallback(() => setHist((h) => (h ? undo(h) : h)), []);
   const doRedo = useCallback(() => setHist((h) => (h ? redo(h) : h)), []);
-  const doLayout = useCallback(() => {
-    edit((d) => moveNodes(d, layeredLayout(d)));
+  const doLayout = useCallback(async () => {
+    if (!graph) return;
+    const positions = await dagreLayout(graph, canvasRef.current?.sizes() ?? {});
+    editGraph((d) => moveNodes(d, positions));
     setTimeout(() => canvasRef.current?.fitView(), 50);
-  }, [edit]);
+  }, [graph, editGraph]);
+  const selectAll = useCallback(() => graph && setSelected(new Set(graph.nodes.map((n) => n.id))), [graph]);
   const deleteSelection = useCallback(() => onDelete([...selected], selectedEdges), [onDelete, selected, selectedEdges]);
 
   useEffect(() => {
@@ -293,11 +379,15 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
       else if (mod && ((k === "z" && e.shiftKey) || k === "y")) (e.preventDefault(), doRedo());
       else if (mod && k === "c") doCopy();
       else if (mod && k === "v") (e.preventDefault(), doPaste());
-      else if (e.key === "Escape") setSelected(new Set());
+      else if (mod && k === "a") (e.preventDefault(), selectAll());
+      else if (e.key === "Escape") {
+        if (selectedRef.current.size) setSelected(new Set());
+        else if (bodyPathRef.current.length) closeBody(bodyPathRef.current.length - 1);
+      }
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [readOnly, doUndo, doRedo, doCopy, doPaste]);
+  }, [readOnly, doUndo, doRedo, doCopy, doPaste, selectAll, closeBody]);
 
   // ---------------------------------------------------------------- run
   const startRun = useCallback(
@@ -373,10 +463,12 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
   // ---------------------------------------------------------------- publish, versions, export
   const publish = useCallback(
     async (note: string) => {
+      // the draft as saved is what gets published
       await flush();
       try {
         const v = await api.publish(flowId, note);
         setNotice(`Published version ${v.version}.`);
+        setPublished({ version: v.version, document: v.document ?? serverDraft });
         setVersionsKey((k) => k + 1);
         setDialog(null);
       } catch (e) {
@@ -384,7 +476,7 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
         throw e;
       }
     },
-    [flowId, flush],
+    [flowId, flush, serverDraft],
   );
   const restore = useCallback(
     (v: VersionOut) => {
@@ -406,39 +498,65 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
   }, [flowId, flush]);
 
   // ---------------------------------------------------------------- derived
+  // the validator names a body's nodes "loop.body/step": the open graph's problems are those under
+  // its prefix (with the prefix off); a body node's own problems also mark its loop/map outside
+  const prefix = bodyPrefix(bodyPath);
+  const shownProblems = useMemo(
+    () => (prefix ? problems.filter((p) => p.node_id?.startsWith(prefix)).map((p) => ({ ...p, node_id: p.node_id!.slice(prefix.length) })) : problems),
+    [problems, prefix],
+  );
   const problemsByNode = useMemo(() => {
     const out: Record<string, string[]> = {};
-    for (const p of problems) {
+    for (const p of shownProblems) {
       if (!p.node_id) continue;
+      const nested = /^([^./]+)\.[^/]+\/(.+)$/.exec(p.node_id);
+      if (nested) {
+        (out[nested[1]] ??= []).push(`in the body, ${nested[2]}: ${p.message}`);
+        continue;
+      }
       (out[p.node_id] ??= []).push(p.field ? `${p.field}: ${p.message}` : p.message);
       // edge problems name their edge ("edge #1 (a -> b)"): mark the source node
       const m = /^edge #\d+ \(([^ ]+) -> /.exec(p.node_id);
       if (m) (out[m[1]] ??= []).push(p.message);
     }
     return out;
-  }, [problems]);
-  const selectedNode = selected.size === 1 && shownDoc ? shownDoc.nodes.find((n) => selected.has(n.id)) : undefined;
+  }, [shownProblems]);
+  const selectedNode = selected.size === 1 && graph ? graph.nodes.find((n) => selected.has(n.id)) : undefined;
   const lastOutputs = useMemo(() => {
     const o: Record<string, any> = {};
     for (const [id, n] of Object.entries(run.nodes)) if (n.output !== undefined) o[id] = n.output;
     return o;
   }, [run.nodes]);
-  const suggestions = useMemo(() => (shownDoc && selectedNode ? referenceSuggestions(shownDoc, selectedNode.id, lastOutputs) : []), [shownDoc, selectedNode, lastOutputs]);
-  const nodeProblems = useMemo(() => (selectedNode ? problems.filter((p) => p.node_id === selectedNode.id) : []), [problems, selectedNode]);
+  const suggestions = useMemo(() => {
+    if (!shownDoc || !graph || !selectedNode) return [];
+    // inside a body: the body's upstream nodes, the aliases of each enclosing loop/map, then the
+    // flow's inputs and variables
+    const inner = referenceSuggestions({ ...graph, inputs: shownDoc.inputs, variables: shownDoc.variables }, selectedNode.id, lastOutputs);
+    if (!bodyPath.length) return inner;
+    const aliases: string[] = [];
+    let g: FlowDocument = shownDoc;
+    for (const step of bodyPath) {
+      const holder = g.nodes.find((n) => n.id === step.node);
+      for (const a of BODY_ALIASES[holder?.type ?? ""] ?? []) if (!aliases.includes(a)) aliases.push(a);
+      g = graphAt(g, [step]) ?? g;
+    }
+    return [...inner, ...aliases];
+  }, [shownDoc, graph, bodyPath, selectedNode, lastOutputs]);
+  const nodeProblems = useMemo(() => (selectedNode ? shownProblems.filter((p) => p.node_id === selectedNode.id) : []), [shownProblems, selectedNode]);
 
-  const onConfig = useCallback((config: Record<string, any>) => selectedNode && edit((d) => setConfig(d, selectedNode.id, config)), [edit, selectedNode]);
+  const onConfig = useCallback((config: Record<string, any>) => selectedNode && editGraph((d) => setConfig(d, selectedNode.id, config)), [editGraph, selectedNode]);
   const onRename = useCallback(
     (to: string) => {
-      if (!doc || !selectedNode) return null;
-      const r = renameNode(doc, selectedNode.id, to);
+      if (!graph || !selectedNode) return null;
+      const r = renameNode(graph, selectedNode.id, to);
       if ("error" in r) return r.error;
-      edit(() => r.doc);
+      editGraph(() => r.doc);
       setSelected(new Set([to]));
       return null;
     },
-    [doc, selectedNode, edit],
+    [graph, selectedNode, editGraph],
   );
-  const onLabel = useCallback((label: string | undefined) => selectedNode && edit((d) => updateNode(d, selectedNode.id, { label })), [edit, selectedNode]);
+  const onLabel = useCallback((label: string | undefined) => selectedNode && editGraph((d) => updateNode(d, selectedNode.id, { label })), [editGraph, selectedNode]);
   const onFlowPatch = useCallback((patch: Partial<FlowDocument>) => edit((d) => ({ ...d, ...patch })), [edit]);
 
   if (loadError)
@@ -450,7 +568,7 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
         <a {...linkProps(paths.library())}>Back to the library</a>
       </div>
     );
-  if (!hist || !shownDoc) return <p className="loading">Loading…</p>;
+  if (!hist || !shownDoc || !graph) return <p className="loading">Loading…</p>;
 
   return (
     <div className="editor" data-testid="editor">
@@ -463,6 +581,20 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
         </span>
         <span className={`problem-count${problems.length ? " has" : ""}`} data-testid="problem-count" data-count={problems.length}>
           {problems.length ? `${problems.length} problem${problems.length > 1 ? "s" : ""}` : "Valid"}
+        </span>
+        <span
+          className={`publish-badge ${!published ? "is-draft" : draftAhead ? "is-ahead" : "is-published"}`}
+          data-testid="publish-badge"
+          data-state={!published ? "draft" : draftAhead ? "ahead" : "published"}
+          title={
+            !published
+              ? "Never published: runs started from outside the editor have no version to use yet."
+              : draftAhead
+                ? `The draft has changes that are not published: the API, triggers and schedules run v${published.version}. Publish to make them live.`
+                : `The draft is what v${published.version} runs.`
+          }
+        >
+          {!published ? "Draft" : draftAhead ? `Draft · ahead of v${published.version}` : `Published v${published.version}`}
         </span>
         <div className="tool-group">
           <button type="button" className="small" onClick={doUndo} disabled={readOnly || !hist.past.length} data-testid="undo" aria-keyshortcuts="Control+Z">
@@ -562,13 +694,48 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
           )}
         </div>
       )}
-      <div className="editor-body">
-        <Palette types={types.list} onAdd={addType} disabled={readOnly} />
+      <div className={`editor-body${panels.palette ? "" : " palette-collapsed"}${panels.side ? "" : " side-collapsed"}`} data-testid="editor-body">
+        {panels.palette ? (
+          <div className="palette-wrap">
+            <button type="button" className="panel-toggle" data-testid="toggle-palette" aria-expanded="true" aria-label="Hide the node palette" title="Hide the node palette" onClick={() => togglePanel("palette")}>
+              ‹
+            </button>
+            <Palette types={types.list} onAdd={addType} disabled={readOnly} />
+          </div>
+        ) : (
+          <button type="button" className="panel-rail" data-testid="toggle-palette" aria-expanded="false" aria-label="Show the node palette" title="Show the node palette" onClick={() => togglePanel("palette")}>
+            › <span>Nodes</span>
+          </button>
+        )}
+        <div className="canvas-column">
+          {bodyPath.length > 0 && (
+            <nav className="breadcrumb" aria-label="Where you are" data-testid="breadcrumb">
+              <button type="button" className="link" data-testid="breadcrumb-root" onClick={() => closeBody(0)}>
+                {name}
+              </button>
+              {bodyPath.map((step, i) => (
+                <span key={i}>
+                  {" › "}
+                  {i === bodyPath.length - 1 ? (
+                    <strong data-testid="breadcrumb-current">
+                      {step.node} ({step.field})
+                    </strong>
+                  ) : (
+                    <button type="button" className="link" data-testid={`breadcrumb-${i + 1}`} onClick={() => closeBody(i + 1)}>
+                      {step.node} ({step.field})
+                    </button>
+                  )}
+                </span>
+              ))}
+              <span className="muted small-text"> · the nodes run for each item or iteration · Esc goes back</span>
+            </nav>
+          )}
         <FlowCanvas
-          doc={shownDoc}
+          key={prefix || "root"}
+          doc={graph}
           types={types.byName}
           portOverrides={portOverrides}
-          run={viewing ? null : run}
+          run={viewing || bodyPath.length ? null : run}
           problems={viewing ? undefined : problemsByNode}
           selected={selected}
           readOnly={readOnly}
@@ -578,10 +745,20 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
           onDelete={onDelete}
           onDropType={onDropType}
           onNodeActivate={selectNode}
+          onOpenBody={openBody}
           canvasRef={canvasRef}
         />
-        <aside className="side" aria-label="Details">
+        </div>
+        {!panels.side && (
+          <button type="button" className="panel-rail" data-testid="toggle-side" aria-expanded="false" aria-label="Show the details panel" title="Show the details panel" onClick={() => togglePanel("side")}>
+            ‹ <span>Details</span>
+          </button>
+        )}
+        <aside className="side" aria-label="Details" hidden={!panels.side}>
           <div className="side-tabs" role="tablist">
+            <button type="button" className="panel-toggle" data-testid="toggle-side" aria-expanded="true" aria-label="Hide the details panel" title="Hide the details panel" onClick={() => togglePanel("side")}>
+              ›
+            </button>
             {(["inspect", "runs", "versions"] as const).map((p) => (
               <button key={p} type="button" role="tab" aria-selected={panel === p} className={panel === p ? "active" : ""} data-testid={`panel-${p}`} onClick={() => setPanel(p)}>
                 {p === "inspect" ? "Inspector" : p === "runs" ? "Runs" : "Versions"}
@@ -596,8 +773,8 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
                 type={types.byName.get(selectedNode.type)}
                 problems={nodeProblems}
                 suggestions={suggestions}
-                runNode={run.nodes[selectedNode.id]}
-                runInputs={run.nodes[selectedNode.id] ? liveInputs(shownDoc.edges, run, selectedNode.id) : undefined}
+                runNode={bodyPath.length ? undefined : run.nodes[selectedNode.id]}
+                runInputs={!bodyPath.length && run.nodes[selectedNode.id] ? liveInputs(shownDoc.edges, run, selectedNode.id) : undefined}
                 readOnly={readOnly}
                 onConfig={onConfig}
                 onRename={onRename}
