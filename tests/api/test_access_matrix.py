@@ -92,6 +92,22 @@ class Upper(Component):
         return {"text": text.upper()}
 '''
 
+# The smallest RAGFlow agent: Begin -> Message.
+RAGFLOW_DSL = {
+    "components": {
+        "begin": {
+            "obj": {"component_name": "Begin", "params": {}},
+            "downstream": ["Message:Hi"],
+            "upstream": [],
+        },
+        "Message:Hi": {
+            "obj": {"component_name": "Message", "params": {"content": ["hi"]}},
+            "downstream": [],
+            "upstream": ["begin"],
+        },
+    }
+}
+
 # (method, OpenAPI path) -> (rule, request: path and JSON body for a world)
 ROUTES: dict[tuple[str, str], tuple[str, Request]] = {
     ("GET", "/healthz"): ("public", _get("/healthz")),
@@ -144,6 +160,11 @@ ROUTES: dict[tuple[str, str], tuple[str, Request]] = {
     ("POST", "/api/v1/flows/{flow_id}/runs"): (
         "flow_edit",
         _with("/api/v1/flows/{w.flow}/runs?mode=background", lambda w, u: {"inputs": {"query": "q"}}),
+    ),
+    # "Run this step": one node of the draft with an earlier run's outputs (plait.api.routes.node_runs)
+    ("POST", "/api/v1/flows/{flow_id}/nodes/{node_id}/run"): (
+        "flow_edit",
+        _with("/api/v1/flows/{w.flow}/nodes/start/run", lambda w, u: {"from_run": w.done_run}),
     ),
     ("GET", "/api/v1/runs"): ("mine_read", _get("/api/v1/runs")),
     ("GET", "/api/v1/runs/{run_id}"): ("run_view", _get("/api/v1/runs/{w.waiting_run}")),
@@ -295,6 +316,47 @@ ROUTES: dict[tuple[str, str], tuple[str, Request]] = {
     ("POST", "/api/v1/flows/{flow_id}/restore-points/{point_id}/restore"): (
         "flow_edit",
         _with("/api/v1/flows/{w.flow}/restore-points/{w.restore_point}/restore", lambda w, u: None),
+    ),
+    # RAGFlow's agent API (plait.api.routes.ragflow_agents): an agent is a flow, a session a run.
+    ("GET", "/api/v1/agents"): ("mine_read", _get("/api/v1/agents")),
+    ("POST", "/api/v1/agents"): (
+        "mine_write",
+        _with("/api/v1/agents", lambda w, u: {"title": f"agent-{w.n}", "dsl": RAGFLOW_DSL}),
+    ),
+    ("GET", "/api/v1/agents/{flow_id}"): ("flow_view", _get("/api/v1/agents/{w.flow}")),
+    ("PUT", "/api/v1/agents/{flow_id}"): (
+        "flow_edit",
+        _with("/api/v1/agents/{w.flow}", lambda w, u: {"title": "renamed"}),
+    ),
+    ("PATCH", "/api/v1/agents/{flow_id}"): (
+        "flow_edit",
+        _with("/api/v1/agents/{w.flow}", lambda w, u: {"description": "changed"}),
+    ),
+    ("DELETE", "/api/v1/agents/{flow_id}"): ("flow_own", _get("/api/v1/agents/{w.flow}")),
+    ("POST", "/api/v1/agents/{flow_id}/run"): (
+        "flow_edit",
+        _with("/api/v1/agents/{w.flow}/run", lambda w, u: {"inputs": {"query": "a"}}),
+    ),
+    ("POST", "/api/v1/agents/{flow_id}/stream"): (
+        "flow_edit",
+        _with("/api/v1/agents/{w.flow}/stream", lambda w, u: {"inputs": {"query": "a"}}),
+    ),
+    ("POST", "/api/v1/agents/{flow_id}/cancel"): (
+        "flow_edit",
+        _with("/api/v1/agents/{w.flow}/cancel", lambda w, u: {"session_id": w.waiting_run}),
+    ),
+    ("GET", "/api/v1/agents/{flow_id}/versions"): ("flow_view", _get("/api/v1/agents/{w.flow}/versions")),
+    ("POST", "/api/v1/agents/{flow_id}/versions"): (
+        "flow_edit",
+        _with("/api/v1/agents/{w.flow}/versions", lambda w, u: {"title": "again"}),
+    ),
+    ("GET", "/api/v1/agents/{flow_id}/versions/{version_id}"): (
+        "flow_view",
+        _get("/api/v1/agents/{w.flow}/versions/1"),
+    ),
+    ("DELETE", "/api/v1/agents/{flow_id}/versions/{version_id}"): (
+        "flow_edit",
+        _get("/api/v1/agents/{w.flow}/versions/1"),
     ),
 }
 ASSISTANT_SCRIPT = '[{"json": {"translation": "hi", "intent": "off_topic"}, "repeat": true}]'

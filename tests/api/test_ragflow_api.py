@@ -1,13 +1,21 @@
-"""RAGFlow documents over HTTP: `POST /api/v1/flows/import` (detected or `format: ragflow`) and
-`GET /api/v1/flows/{id}/export?format=ragflow`."""
+"""RAGFlow over HTTP: documents (`POST /api/v1/flows/import`, detected or `format: ragflow`;
+`GET /api/v1/flows/{id}/export?format=ragflow`) and RAGFlow's agent API (`/api/v1/agents`)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
+
+from plait.nodes import default_registry
+from plait.spec.formats.ragflow import RagflowImportError, import_ragflow
+from plait.tools import default_tools
+
+from .conftest import API_KEY
 
 FIXTURES = Path(__file__).parents[1] / "spec" / "ragflow_fixtures"
 
@@ -105,3 +113,262 @@ async def test_export_of_a_draft_with_problems_is_a_422(client: httpx.AsyncClien
     r = await client.get("/api/v1/flows/broken/export?format=ragflow")
     assert r.status_code == 422
     assert r.json()["error"]["code"] == "invalid_flow"
+
+
+# ---------------------------------------------------------------------------------------------
+# The RAGFlow-compatible agent API (/api/v1/agents), called as a RAGFlow client calls it: bearer
+# API key, RAGFlow's paths and JSON, the `{code, data, message}` envelope, SSE events.
+
+
+@pytest.fixture
+async def ragflow(app: Any) -> AsyncIterator[httpx.AsyncClient]:
+    """A RAGFlow client: `Authorization: Bearer <API key>`, nothing plait-specific."""
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(
+        transport=transport,
+        base_url="http://test",
+        headers={"Authorization": f"Bearer {API_KEY}"},
+        timeout=30,
+    ) as c:
+        yield c
+
+
+def ok(r: httpx.Response) -> Any:
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["code"] == 0 and body["message"] == "success", body
+    return body.get("data")
+
+
+def sse(text: str) -> list[tuple[int, str, Any]]:
+    """`(id, event, data)` of each event of an SSE body (comments skipped, data JSON-decoded)."""
+    out = []
+    for block in text.split("\n\n"):
+        fields: dict[str, str] = {}
+        for line in block.splitlines():
+            if line.startswith(":") or ":" not in line:
+                continue
+            name, _, value = line.partition(":")
+            fields[name] = value[1:] if value.startswith(" ") else value
+        if "event" in fields:
+            data = fields.get("data", "")
+            out.append((int(fields["id"]), fields["event"], data if data == "[DONE]" else json.loads(data)))
+    return out
+
+
+def menu_agent() -> dict[str, Any]:
+    """all.json (RAGFlow's own demo: a UserFillUp menu, a Switch over a dozen branches, more
+    UserFillUp pauses), without its Retrieval branch while plait has no retrieval node."""
+    doc = fixture("all")
+    try:
+        import_ragflow(doc, catalog=default_registry(), tools=default_tools().names())
+        return doc
+    except RagflowImportError:
+        pass
+    dsl = doc.get("dsl", doc)
+    gone = {"Retrieval:KBSearch", "Message:KBDone", "UserFillUp:KBInput"}
+    for cid in gone:
+        dsl["components"].pop(cid, None)
+    for comp in dsl["components"].values():
+        for key in ("upstream", "downstream"):
+            comp[key] = [c for c in comp.get(key, []) if c not in gone]
+        for cond in comp["obj"]["params"].get("conditions", []) or []:
+            cond["to"] = [c for c in cond.get("to", []) if c not in gone]
+    graph = dsl.get("graph") or {}
+    graph["nodes"] = [n for n in graph.get("nodes", []) if n.get("id") not in gone]
+    graph["edges"] = [
+        e for e in graph.get("edges", []) if e.get("source") not in gone and e.get("target") not in gone
+    ]
+    return doc
+
+
+async def create_agent(client: httpx.AsyncClient, title: str, dsl: dict[str, Any]) -> str:
+    assert (
+        ok(await client.post("/api/v1/agents", json={"title": title, "description": "d", "dsl": dsl})) is True
+    )
+    found = ok(await client.get("/api/v1/agents", params={"title": title}))
+    assert [a["title"] for a in found] == [title]
+    return str(found[0]["id"])
+
+
+async def test_agents_crud_and_versions_as_a_ragflow_client(ragflow: httpx.AsyncClient) -> None:
+    agent = await create_agent(ragflow, "Switch demo", fixture("switch"))
+    listed = ok(
+        await ragflow.get("/api/v1/agents", params={"page": 1, "page_size": 30, "orderby": "update_time"})
+    )
+    assert agent in [a["id"] for a in listed]
+    got = ok(await ragflow.get(f"/api/v1/agents/{agent}"))
+    assert got["title"] == "Switch demo" and got["description"] == "d"
+    assert got["dsl"]["components"]["begin"]["obj"]["component_name"] == "Begin"
+    assert isinstance(got["create_time"], int) and isinstance(got["update_time"], int)
+    versions = ok(await ragflow.get(f"/api/v1/agents/{agent}/versions"))
+    assert [v["id"] for v in versions] == ["1"]  # create keeps a version, as RAGFlow's
+
+    # Update with a new DSL (RAGFlow's PUT; the Go API's PATCH is the same): a new version.
+    r = await ragflow.put(f"/api/v1/agents/{agent}", json={"title": "Agent msg", "dsl": fixture("agent_msg")})
+    assert ok(r) is True
+    r = await ragflow.patch(f"/api/v1/agents/{agent}", json={"description": "patched"})
+    assert ok(r) is True
+    got = ok(await ragflow.get(f"/api/v1/agents/{agent}"))
+    assert got["title"] == "Agent msg" and got["description"] == "patched"
+    assert any(c["obj"]["component_name"] == "Agent" for c in got["dsl"]["components"].values())
+    published = ok(await ragflow.post(f"/api/v1/agents/{agent}/versions", json={"title": "v3"}))
+    assert published["id"] == "3" and published["title"] == "v3"
+    assert [v["id"] for v in ok(await ragflow.get(f"/api/v1/agents/{agent}/versions"))] == ["3", "2", "1"]
+    one = ok(await ragflow.get(f"/api/v1/agents/{agent}/versions/1"))
+    assert one["dsl"]["components"]["begin"]["obj"]["component_name"] == "Begin"
+    assert "Switch:" in json.dumps(one["dsl"])  # version 1 is still the switch agent
+    assert ok(await ragflow.delete(f"/api/v1/agents/{agent}/versions/1")) is True
+    missing = (await ragflow.get(f"/api/v1/agents/{agent}/versions/1")).json()
+    assert missing["code"] == 102 and "no version 1" in missing["message"]
+    assert ok(await ragflow.delete(f"/api/v1/agents/{agent}")) is True
+    gone = (await ragflow.get("/api/v1/agents", params={"title": "Agent msg"})).json()
+    assert gone["code"] == 102 and gone["message"] == "The agent doesn't exist."
+    assert (await ragflow.get(f"/api/v1/agents/{agent}")).status_code == 404
+
+
+async def test_refusals_are_ragflow_envelopes(ragflow: httpx.AsyncClient) -> None:
+    r = await ragflow.post("/api/v1/agents", json={"title": "x"})
+    assert r.status_code == 200 and r.json() == {
+        "code": 101,
+        "data": False,
+        "message": "No DSL data in request.",
+    }
+    r = await ragflow.post("/api/v1/agents", json={"dsl": fixture("switch")})
+    assert r.json()["code"] == 101 and r.json()["message"] == "No title in request."
+    r = await ragflow.post("/api/v1/agents", json={"title": "browser", "dsl": fixture("browser")})
+    assert r.json()["code"] == 101 and "Browser:BusyHatsSink" in r.json()["message"]
+    assert (await ragflow.get("/api/v1/agents", params={"title": "browser"})).json()["code"] == 102
+    await create_agent(ragflow, "twice", fixture("switch"))
+    r = await ragflow.post("/api/v1/agents", json={"title": "twice", "dsl": fixture("switch")})
+    assert r.json()["code"] == 103 and "already exists" in r.json()["message"]
+    r = await ragflow.post("/api/v1/agents", json={"title": "x", "dsl": "{oops"})
+    assert r.json()["code"] == 101
+    # No credential: plait's 401, as on every route.
+    assert (await ragflow.get("/api/v1/agents", headers={"Authorization": ""})).status_code == 401
+
+
+async def test_sync_run_with_ragflow_inputs(ragflow: httpx.AsyncClient) -> None:
+    agent = await create_agent(ragflow, "switch", fixture("switch"))
+    data = ok(
+        await ragflow.post(f"/api/v1/agents/{agent}/run", json={"inputs": {"query": {"value": "北京"}}})
+    )
+    assert data["status"] == "completed" and data["answer"] == "北京beijing"
+    assert data["waiting_for_user"] == [] and data["error"] is None
+    draft = ok(await ragflow.post(f"/api/v1/agents/{agent}/run?version=draft", json={"question": "上海"}))
+    assert draft["status"] == "completed" and draft["session_id"] != data["session_id"]
+    r = await ragflow.post(f"/api/v1/agents/{agent}/run?version=v_9", json={"question": "x"})
+    assert r.json()["code"] == 102
+
+
+async def plait_events(client: httpx.AsyncClient, run_id: str) -> list[dict[str, Any]]:
+    r = await client.get(f"/api/v1/runs/{run_id}/events")
+    assert r.status_code == 200
+    return [data for _id, _event, data in sse(r.text)]
+
+
+def expected_from_log(log: list[dict[str, Any]], outputs: set[str]) -> list[tuple[int, str, Any]]:
+    """The RAGFlow stream the run's own events call for (plait.service.ragflow_events' rules,
+    restated from the wire)."""
+    out: list[tuple[int, str, Any]] = []
+    for e in log:
+        if e["type"] == "node_finished" and e["ok"] and e["node_id"] in outputs:
+            out.append((e["seq"], "message", e["output"]["content"]))
+        elif e["type"] == "run_finished" and e["status"] == "waiting":
+            out.extend((e["seq"], "waiting_for_user", i["node_id"]) for i in e["interrupts"])
+        elif e["type"] == "run_finished":
+            out.append((e["seq"], "done", "[DONE]"))
+    return out
+
+
+def summary(events: list[tuple[int, str, Any]]) -> list[tuple[int, str, Any]]:
+    keep = {"message": "answer", "waiting_for_user": "cpn_id"}
+    return [(i, name, data[keep[name]] if name in keep else data) for i, name, data in events]
+
+
+async def test_stream_with_user_fill_up_pauses_matches_the_run_log(
+    ragflow: httpx.AsyncClient, client: httpx.AsyncClient
+) -> None:
+    agent = await create_agent(ragflow, "menu", menu_agent())
+    first = await ragflow.post(f"/api/v1/agents/{agent}/stream", json={"question": "hi"})
+    assert first.status_code == 200 and first.headers["content-type"].startswith("text/event-stream")
+    session = first.headers["x-session-id"]
+    part1 = sse(first.text)
+    assert [name for _, name, _ in part1][-1] == "waiting_for_user"
+    assert all(name == "message" for _, name, _ in part1[:-1])
+    ask = part1[-1][2]
+    assert ask["cpn_id"] == "UserFillUp:Menu" and ask["session_id"] == session
+    assert "wait_input" in ask["inputs"]["demo"]["options"] and ask["tips"]
+
+    # Re-attaching while it waits gives the same stream again.
+    replay = await ragflow.post(f"/api/v1/agents/{agent}/stream", json={"session_id": session})
+    assert sse(replay.text) == part1
+
+    # RAGFlow's way to answer: the session and the UserFillUp's inputs.
+    second = await ragflow.post(
+        f"/api/v1/agents/{agent}/stream",
+        json={"session_id": session, "inputs": {"demo": {"type": "options", "value": "wait_input"}}},
+    )
+    part2 = sse(second.text)
+    assert [name for _, name, _ in part2] == ["waiting_for_user"]
+    assert part2[0][2]["cpn_id"] == "UserFillUp:JustWait"
+    third = await ragflow.post(
+        f"/api/v1/agents/{agent}/stream", json={"session_id": session, "inputs": {"anything": "here I am"}}
+    )
+    part3 = sse(third.text)
+    names = [name for _, name, _ in part3]
+    assert names[-1] == "done" and names[:-1] and all(n == "message" for n in names[:-1])
+    assert part3[-1][2] == "[DONE]"
+
+    # The three streams are the run's own event log, translated: same order, ids = seqs.
+    log = await plait_events(client, session)
+    detail = (await client.get(f"/api/v1/runs/{session}")).json()
+    assert detail["status"] == "completed"
+    outputs = {
+        n["id"]
+        for n in (await client.get(f"/api/v1/flows/{agent}")).json()["draft"]["nodes"]
+        if n["type"] in ("message", "output")
+    }
+    assert summary(part1 + part2 + part3) == expected_from_log(log, outputs)
+    ids = [i for i, _, _ in part1 + part2 + part3]
+    assert ids == sorted(ids)
+
+    # A re-attach after the first pause gets the rest, nothing lost or repeated.
+    again = await ragflow.post(
+        f"/api/v1/agents/{agent}/stream",
+        json={"session_id": session},
+        headers={"Last-Event-ID": str(part1[-1][0])},
+    )
+    # (the pause answered meanwhile is not asked again: only a pending one is waiting_for_user)
+    assert summary(sse(again.text)) == summary(part3)
+
+
+async def test_a_switch_branch_of_the_menu_and_a_sync_answer(ragflow: httpx.AsyncClient) -> None:
+    agent = await create_agent(ragflow, "menu", menu_agent())
+    paused = ok(await ragflow.post(f"/api/v1/agents/{agent}/run", json={"question": "hi"}))
+    assert paused["status"] == "waiting"
+    assert [w["cpn_id"] for w in paused["waiting_for_user"]] == ["UserFillUp:Menu"]
+    done = ok(
+        await ragflow.post(
+            f"/api/v1/agents/{agent}/run",
+            json={"session_id": paused["session_id"], "inputs": {"demo": "message"}},
+        )
+    )
+    assert done["status"] == "completed" and done["session_id"] == paused["session_id"]
+    assert done["answer"] and done["waiting_for_user"] == []
+
+
+async def test_cancel_and_sessions_of_another_agent(ragflow: httpx.AsyncClient) -> None:
+    menu = await create_agent(ragflow, "menu", menu_agent())
+    other = await create_agent(ragflow, "switch", fixture("switch"))
+    paused = ok(await ragflow.post(f"/api/v1/agents/{menu}/run", json={}))
+    session = paused["session_id"]
+    r = await ragflow.post(
+        f"/api/v1/agents/{other}/stream", json={"session_id": session, "inputs": {"demo": "x"}}
+    )
+    assert r.json()["code"] == 102 and "don't own the session" in r.json()["message"]
+    assert (await ragflow.post(f"/api/v1/agents/{menu}/cancel", json={})).json()["code"] == 101
+    assert ok(await ragflow.post(f"/api/v1/agents/{menu}/cancel", json={"session_id": session})) is True
+    stream = await ragflow.post(f"/api/v1/agents/{menu}/stream", json={"session_id": session})
+    events = sse(stream.text)
+    assert [name for _, name, _ in events][-2:] == ["error", "done"]

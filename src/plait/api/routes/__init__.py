@@ -10,6 +10,8 @@ from plait.api.routes import (
     components,
     editor,
     flows,
+    node_runs,
+    ragflow_agents,
     restore_points,
     runs,
     tasks,
@@ -24,6 +26,7 @@ from plait.api.routes import (
 ROUTERS: tuple[APIRouter, ...] = (
     flows.router,
     runs.router,
+    node_runs.router,
     tasks.router,
     webhooks.router,
     webhooks.hooks,
@@ -38,6 +41,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     users.auth,
     assistant.router,
     restore_points.router,
+    ragflow_agents.router,
 )
 
 __all__ = ["ROUTERS"]

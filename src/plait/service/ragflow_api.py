@@ -1,0 +1,391 @@
+"""RAGFlow's agent API over plait's flows and runs (`/api/v1/agents`, seed 003 section 11).
+
+A RAGFlow *agent* is a plait flow: creating or updating one imports its DSL
+(`plait.spec.formats.ragflow`), reading one exports the flow back to DSL when every node maps. A
+*session* is a run: `run` / `stream` start one (`question` -> the `query` input, `inputs` -> the
+run inputs), and the same call with `session_id` and `inputs` answers the run's pending
+UserFillUp (a plait `human` node) and follows what the answer starts. Versions are the flow's
+published versions. The stream is RAGFlow's `message / waiting_for_user / error / done`,
+translated from the run's event log (plait.service.ragflow_events).
+
+Use cases raise `ServiceError`s as the rest of the service layer; `ragflow_code` gives the
+business code RAGFlow's envelope (`{code, data, message}`) carries for each.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+import builtins
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from email.utils import formatdate
+from typing import Any
+
+from plait.engine.status import RunStatus
+from plait.service.access import Principal
+from plait.service.core import Services
+from plait.service.errors import Conflict, Forbidden, Invalid, NotFound, ServiceError, Unauthorized
+from plait.service.flows import FORMAT_RAGFLOW
+from plait.service.ragflow_events import RagflowEvent, RagflowEvents
+from plait.store.models import FlowRow
+
+# RAGFlow's business codes (common/constants.py RetCode).
+SUCCESS = 0
+EXCEPTION_ERROR = 100
+ARGUMENT_ERROR = 101
+DATA_ERROR = 102
+OPERATING_ERROR = 103
+PERMISSION_ERROR = 108
+AUTHENTICATION_ERROR = 109
+
+MAX_PAGE_SIZE = 100
+MAX_AGENTS = 10_000  # a listing reads at most this many flows before it filters and pages
+VERSION_ID_RE = re.compile(r"^(?:v_?)?([0-9]{1,9})$", re.IGNORECASE)
+
+
+def ragflow_code(exc: ServiceError) -> int:
+    """The RAGFlow business code of a refusal."""
+    if isinstance(exc, Unauthorized):
+        return AUTHENTICATION_ERROR
+    if isinstance(exc, Forbidden):
+        return PERMISSION_ERROR
+    if isinstance(exc, Invalid):
+        return ARGUMENT_ERROR
+    if isinstance(exc, NotFound):
+        return DATA_ERROR
+    if isinstance(exc, Conflict):
+        return OPERATING_ERROR
+    return EXCEPTION_ERROR
+
+
+def millis(ts: float | None) -> int | None:
+    return None if ts is None else int(ts * 1000)
+
+
+def http_date(ts: float | None) -> str | None:
+    return None if ts is None else formatdate(ts, usegmt=True)
+
+
+def agent_view(flow: dict[str, Any]) -> dict[str, Any]:
+    """A flow as RAGFlow describes an agent (a `user_canvas` row)."""
+    return {
+        "id": flow["id"],
+        "title": flow.get("name") or flow["id"],
+        "description": flow.get("description") or None,
+        "avatar": None,
+        "canvas_category": "agent_canvas",
+        "permission": "me",
+        "user_id": flow.get("owner_id"),
+        "latest_version": flow.get("latest_version"),
+        "create_time": millis(flow.get("created_at")),
+        "create_date": http_date(flow.get("created_at")),
+        "update_time": millis(flow.get("updated_at")),
+        "update_date": http_date(flow.get("updated_at")),
+    }
+
+
+def version_view(flow: FlowRow, version: dict[str, Any]) -> dict[str, Any]:
+    number = int(version["version"])
+    return {
+        "id": str(number),
+        "user_canvas_id": flow.id,
+        "version": number,
+        "title": version.get("note") or f"{flow.name or flow.id}_v{number}",
+        "create_time": millis(version.get("created_at")),
+        "create_date": http_date(version.get("created_at")),
+    }
+
+
+def plain_inputs(inputs: Any) -> dict[str, Any]:
+    """RAGFlow's inputs (`{name: {"value": v, "type": ...}}`, or `{name: v}`) as plain values."""
+    if inputs is None:
+        return {}
+    if not isinstance(inputs, dict):
+        raise Invalid("`inputs` must be an object of input values")
+    return {str(k): v["value"] if isinstance(v, dict) and "value" in v else v for k, v in inputs.items()}
+
+
+def version_spec(version: str | None) -> str | int | None:
+    """`?version=`: N, v_N, latest or draft (None: the latest published, else the draft)."""
+    if version is None or not version.strip():
+        return None
+    text = version.strip().lower()
+    if text in ("latest", "draft"):
+        return text
+    match = VERSION_ID_RE.match(text)
+    if match is None:
+        raise Invalid(f"version must be a version id, 'latest' or 'draft', not {version!r}")
+    return int(match.group(1))
+
+
+def body_object(body: Any) -> dict[str, Any]:
+    if body is None:
+        return {}
+    if not isinstance(body, dict):
+        raise Invalid("the request body must be a JSON object")
+    return body
+
+
+def text_field(body: dict[str, Any], name: str) -> str | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise Invalid(f"`{name}` must be a string")
+    return value
+
+
+def dsl_field(body: dict[str, Any]) -> dict[str, Any] | None:
+    """`dsl`: the DSL object, or the same as JSON text (RAGFlow accepts both)."""
+    dsl = body.get("dsl")
+    if isinstance(dsl, str):
+        try:
+            dsl = json.loads(dsl)
+        except ValueError as exc:
+            raise Invalid("`dsl` is not valid JSON") from exc
+    if dsl is not None and not isinstance(dsl, dict):
+        raise Invalid("`dsl` must be a RAGFlow canvas DSL object")
+    return dsl
+
+
+@dataclass(slots=True)
+class Session:
+    """A run the caller follows: its id, and the seq after which its events are theirs."""
+
+    run_id: str
+    after: int
+
+
+class RagflowAgents:
+    def __init__(self, services: Services) -> None:
+        self.svc = services
+
+    # ------------------------------------------------------------------ agents
+    async def list(
+        self,
+        who: Principal,
+        *,
+        page: int = 1,
+        page_size: int = 30,
+        orderby: str = "update_time",
+        desc: bool = True,
+        agent_id: str | None = None,
+        title: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """The agents (flows) the caller may see, filtered by id/title, ordered, one page."""
+        if page < 1 or not 1 <= page_size <= MAX_PAGE_SIZE:
+            raise Invalid(f"page must be >= 1 and page_size between 1 and {MAX_PAGE_SIZE}")
+        if orderby not in ("update_time", "create_time"):
+            raise Invalid("orderby must be update_time or create_time")
+        flows = await self.svc.flows.list(who, limit=MAX_AGENTS)
+        if agent_id is not None or title is not None:
+            flows = [
+                f
+                for f in flows
+                if (agent_id is None or f["id"] == agent_id) and (title is None or f["name"] == title)
+            ]
+            if not flows:
+                raise NotFound("The agent doesn't exist.")
+        key = "updated_at" if orderby == "update_time" else "created_at"
+        flows.sort(key=lambda f: f.get(key) or 0.0, reverse=desc)
+        start = (page - 1) * page_size
+        return [agent_view(f) for f in flows[start : start + page_size]]
+
+    async def create(self, who: Principal, body: Any) -> str:
+        """A new agent from `{title, description, dsl}`: the DSL imported as a flow, published
+        (RAGFlow keeps a version of what it creates). Returns the agent's id."""
+        body = body_object(body)
+        dsl = dsl_field(body)
+        if dsl is None:
+            raise Invalid("No DSL data in request.")
+        title = text_field(body, "title")
+        if title is None or not title.strip():
+            raise Invalid("No title in request.")
+        title = title.strip()
+        mine = await self.svc.flows.list(who, limit=MAX_AGENTS)
+        if any(f["name"] == title and f.get("owner_id") == who.user_id for f in mine):
+            raise Conflict(f"Agent with title {title} already exists.")
+        agent_id = uuid.uuid4().hex
+        await self.svc.flows.import_document(dsl, who=who, fmt=FORMAT_RAGFLOW, flow_id=agent_id)
+        try:
+            await self.svc.flows.update(agent_id, name=title, description=text_field(body, "description"))
+            await self.svc.flows.publish(agent_id, note=title)
+        except ServiceError:
+            await self.svc.flows.delete(agent_id)  # nothing half-made stays behind
+            raise
+        return agent_id
+
+    async def get(self, who: Principal, flow: FlowRow) -> dict[str, Any]:
+        """The agent with its DSL: the draft exported to RAGFlow's format (`dsl` null, and
+        `dsl_error` saying why, when a node has no RAGFlow equivalent)."""
+        found = await self.svc.flows.get(flow.id, who=who)
+        view = agent_view(found)
+        view["dsl"], error = await self._dsl(flow.id, "draft")
+        if error is not None:
+            view["dsl_error"] = error
+        return view
+
+    async def update(self, who: Principal, flow: FlowRow, body: Any) -> None:
+        """`{title?, description?, dsl?}`: a new DSL replaces the flow's draft and is published."""
+        body = body_object(body)
+        dsl = dsl_field(body)
+        title = text_field(body, "title")
+        description = text_field(body, "description")
+        if dsl is not None:
+            await self.svc.flows.import_document(
+                dsl, who=who, fmt=FORMAT_RAGFLOW, flow_id=flow.id, overwrite=True
+            )
+        if title is not None or description is not None:
+            name = title.strip() if title is not None and title.strip() else None
+            await self.svc.flows.update(flow.id, name=name, description=description)
+        if dsl is not None:
+            await self.svc.flows.publish(flow.id, note=(title or flow.name or flow.id).strip())
+
+    async def delete(self, flow: FlowRow) -> None:
+        await self.svc.flows.delete(flow.id)  # its versions go with it
+
+    async def _dsl(self, flow_id: str, version: str) -> tuple[dict[str, Any] | None, str | None]:
+        try:
+            return json.loads(await self.svc.flows.export(flow_id, version, FORMAT_RAGFLOW)), None
+        except Invalid as exc:
+            return None, exc.message
+
+    # ------------------------------------------------------------------ sessions (runs)
+    async def open_session(
+        self, who: Principal, flow: FlowRow, body: Any, version: str | None, after: int = 0
+    ) -> Session:
+        """Start a run, answer a waiting one, or re-attach to one (see the module docstring).
+
+        `{question?, inputs?}`: a new run. `{session_id, inputs}` of a waiting run: the inputs
+        answer its pending UserFillUp (`cpn_id` names it when several wait); the session's events
+        are those after the pause. `{session_id}` alone: the run's events after `after` (the
+        client's Last-Event-ID)."""
+        body = body_object(body)
+        session_id = text_field(body, "session_id")
+        inputs = plain_inputs(body.get("inputs"))
+        question = text_field(body, "question")
+        if session_id:
+            row = await self.svc.access.run(who, session_id, control=True)
+            if row.flow_id != flow.id:
+                raise NotFound(f"You don't own the session {session_id}")
+            if not (inputs or question) or row.status in (RunStatus.RUNNING, RunStatus.QUEUED):
+                return Session(row.id, after)
+            if row.status != RunStatus.WAITING:  # the session's run ended: a new turn, a new run
+                return await self._start(who, flow, inputs, question, version)
+            if question and not inputs:
+                inputs = {"query": question}
+            seen = row.last_seq
+            await self.svc.runs.resume(row.id, text_field(body, "cpn_id"), inputs)
+            return Session(row.id, seen)
+        return await self._start(who, flow, inputs, question, version)
+
+    async def _start(
+        self, who: Principal, flow: FlowRow, inputs: dict[str, Any], question: str | None, version: str | None
+    ) -> Session:
+        if question:
+            inputs.setdefault("query", question)
+        run_id, _task = await self.svc.runs.start(
+            flow.id, inputs, version=version_spec(version), owner_id=who.user_id
+        )
+        return Session(run_id, 0)
+
+    async def events(self, session: Session) -> AsyncIterator[RagflowEvent | None]:
+        """The session's RAGFlow events (None: a heartbeat), until the run pauses or ends."""
+        svc = self.svc
+        row = await svc.runs.require(session.run_id)
+        flow = await svc.flows.document_for_run(row.flow_id, row.version, row.document)
+        outputs = [pn.id for pn in flow.plan.nodes if pn.is_output]
+        mapper = RagflowEvents(outputs)
+        async for e in svc.runs.stream(session.run_id, session.after, until="terminal"):
+            if e is None:
+                yield None
+                continue
+            translated = mapper.translate(e)
+            if translated and translated[0].event == "waiting_for_user":
+                now = await svc.runs.require(session.run_id)
+                if now.status != RunStatus.WAITING or now.last_seq > e.seq:
+                    mapper.ended = False  # that pause was answered since: go on
+                    continue
+            for item in translated:
+                yield item
+            if mapper.ended:
+                return
+
+    async def run(self, who: Principal, flow: FlowRow, body: Any, version: str | None) -> dict[str, Any]:
+        """A synchronous turn: start (or answer) and wait until the run pauses or ends."""
+        session = await self.open_session(who, flow, body, version)
+        messages: list[str] = []
+        waiting: list[dict[str, Any]] = []
+        error: str | None = None
+        async for item in self.events(session):
+            if item is None:
+                continue
+            if item.event == "message":
+                messages.append(item.data["answer"])
+            elif item.event == "waiting_for_user":
+                waiting.append(item.data)
+            elif item.event == "error":
+                error = item.data["error"]
+        row = await self.svc.runs.require(session.run_id)
+        return {
+            "session_id": session.run_id,
+            "status": row.status,
+            "answer": "\n".join(messages),
+            "messages": messages,
+            "reference": [],
+            "waiting_for_user": waiting,
+            "error": error,
+        }
+
+    async def cancel(self, who: Principal, flow: FlowRow, body: Any) -> None:
+        body = body_object(body)
+        session_id = text_field(body, "session_id")
+        if not session_id:
+            raise Invalid("say which session to cancel: session_id")
+        row = await self.svc.access.run(who, session_id, control=True)
+        if row.flow_id != flow.id:
+            raise NotFound(f"You don't own the session {session_id}")
+        await self.svc.runs.cancel(row.id)
+
+    # ------------------------------------------------------------------ versions
+    async def versions(self, flow: FlowRow) -> builtins.list[dict[str, Any]]:
+        found = await self.svc.flows.list_versions(flow.id)
+        return [version_view(flow, v) for v in sorted(found, key=lambda v: v["version"], reverse=True)]
+
+    async def publish(self, flow: FlowRow, body: Any) -> dict[str, Any]:
+        body = body_object(body)
+        note = text_field(body, "title") or text_field(body, "note") or ""
+        return version_view(flow, await self.svc.flows.publish(flow.id, note=note))
+
+    async def version(self, flow: FlowRow, version_id: str) -> dict[str, Any]:
+        number = self._version_number(version_id)
+        view = version_view(flow, await self.svc.flows.get_version(flow.id, number))
+        view["dsl"], error = await self._dsl(flow.id, str(number))
+        if error is not None:
+            view["dsl_error"] = error
+        return view
+
+    async def delete_version(self, flow: FlowRow, version_id: str) -> None:
+        await self.svc.flows.delete_version(flow.id, self._version_number(version_id))
+
+    @staticmethod
+    def _version_number(version_id: str) -> int:
+        spec = version_spec(version_id)
+        if not isinstance(spec, int):
+            raise Invalid(f"not a version id: {version_id!r}")
+        return spec
+
+
+__all__ = [
+    "ARGUMENT_ERROR",
+    "DATA_ERROR",
+    "SUCCESS",
+    "RagflowAgents",
+    "Session",
+    "agent_view",
+    "plain_inputs",
+    "ragflow_code",
+    "version_spec",
+]
