@@ -1,10 +1,10 @@
 /** The shell: sign-in gate, header with the open-flow tabs and the user menu, and the routes. */
-import { Suspense, useCallback, useEffect, useState } from "react";
-import { onUnauthorized } from "./api";
+import { Suspense, useCallback, useEffect, useRef, useState } from "react";
+import { api, onUnauthorized } from "./api";
 import { loadNodeTypes } from "./nodeTypes";
 import { ApiKeysPage } from "./pages/ApiKeys";
 import Editor from "./pages/Editor";
-import { Library } from "./pages/Library";
+import { FLOWS_CHANGED, Library } from "./pages/Library";
 import { LoginPage } from "./pages/Login";
 import RunInspector from "./pages/RunInspector";
 import { TaskPage } from "./pages/TaskPage";
@@ -65,6 +65,7 @@ function SignedIn({ route }: { route: Route }) {
 function Shell({ route, me }: { route: Route; me: Me }) {
   const [tabs, setTabs] = useState<string[]>(loadTabs);
   const [names, setNames] = useState<Record<string, string>>({});
+  const lastOpened = useRef<string | null>(null);
 
   // warm up the node registry, which opening a flow needs
   useEffect(() => {
@@ -73,7 +74,14 @@ function Shell({ route, me }: { route: Route; me: Me }) {
   }, []);
   useEffect(() => localStorage.setItem(TABS_KEY, JSON.stringify(tabs)), [tabs]);
   useEffect(() => {
-    if (route.name === "editor" && !tabs.includes(route.flowId)) setTabs((t) => [...t, route.flowId]);
+    // a tab opens when a flow is opened (not again while its editor stays open after the tab went)
+    const opened = route.name === "editor" ? route.flowId : null;
+    if (opened === lastOpened.current) return;
+    lastOpened.current = opened;
+    if (opened) setTabs((t) => (t.includes(opened) ? t : [...t, opened]));
+  }, [route]);
+  useEffect(() => {
+    document.querySelector(".tabs .tab.active")?.scrollIntoView?.({ block: "nearest", inline: "nearest" });
   }, [route, tabs]);
 
   const closeTab = useCallback(
@@ -88,6 +96,33 @@ function Shell({ route, me }: { route: Route; me: Me }) {
   );
   const onFlowName = useCallback((id: string, name: string) => setNames((n) => (n[id] === name ? n : { ...n, [id]: name })), []);
   const onFlowGone = useCallback((id: string) => setTabs((t) => t.filter((x) => x !== id)), []);
+
+  // Tabs show the flows' names, and a flow that is gone (deleted here or elsewhere, or a tab kept
+  // in this browser from before) loses its tab: the shell asks for the list at start and whenever
+  // the library changes it.
+  useEffect(() => {
+    let live = true;
+    const refresh = () =>
+      api.listFlows().then(
+        (flows) => {
+          if (!live) return;
+          const byId = new Map(flows.map((f) => [f.id, f.name || f.id]));
+          setNames((n) => ({ ...n, ...Object.fromEntries(byId) }));
+          if (flows.length >= 500) return; // a partial list says nothing about the others
+          setTabs((t) => {
+            const kept = t.filter((id) => byId.has(id));
+            return kept.length === t.length ? t : kept;
+          });
+        },
+        () => undefined,
+      );
+    void refresh();
+    window.addEventListener(FLOWS_CHANGED, refresh);
+    return () => {
+      live = false;
+      window.removeEventListener(FLOWS_CHANGED, refresh);
+    };
+  }, []);
 
   return (
     <div className="app">
@@ -107,9 +142,9 @@ function Shell({ route, me }: { route: Route; me: Me }) {
           {tabs.map((id) => {
             const active = route.name === "editor" && route.flowId === id;
             return (
-              <span key={id} className={`tab${active ? " active" : ""}`} data-testid={`tab-${id}`}>
-                <a role="tab" aria-selected={active} {...linkProps(paths.flow(id))}>
-                  {names[id] ?? id}
+              <span key={id} className={`tab${active ? " active" : ""}`} data-testid={`tab-${id}`} title={names[id] ? `${names[id]} (${id})` : id}>
+                <a role="tab" aria-selected={active} className={names[id] ? undefined : "tab-pending"} {...linkProps(paths.flow(id))}>
+                  {names[id] ?? "…"}
                 </a>
                 <button type="button" className="tab-close" aria-label={`Close ${names[id] ?? id}`} data-testid={`tab-close-${id}`} onClick={() => closeTab(id)}>
                   ✕

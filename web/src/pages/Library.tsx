@@ -19,6 +19,9 @@ type Pending =
   | { kind: "share"; flow: FlowSummary }
   | { kind: "overwrite"; content: string; message: string };
 
+/** Fired on window when the library changed (a flow deleted, renamed, added): the shell's tabs follow. */
+export const FLOWS_CHANGED = "plait:flows-changed";
+
 export function slugify(name: string): string {
   return name.toLowerCase().trim().replace(/[^a-z0-9_-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 60) || "flow";
 }
@@ -33,13 +36,16 @@ export function Library() {
   const auth = useAuth();
   const isAdmin = auth.status === "signed_in" && auth.me.role === "admin";
 
-  const load = useCallback(async () => {
+  // A failed load is not an empty library: `flows` stays null (no "No flows yet"), the error
+  // says what failed, with a retry; a flow change tells the shell (tab names, deleted flows).
+  const [loadError, setLoadError] = useState<string | null>(null);
+  const load = useCallback(async (changed = false) => {
     try {
       setFlows(await api.listFlows());
-      setError(null);
+      setLoadError(null);
+      if (changed) window.dispatchEvent(new Event(FLOWS_CHANGED));
     } catch (e) {
-      setError(errorText(e));
-      setFlows([]);
+      setLoadError(errorText(e));
     }
   }, []);
   useEffect(() => {
@@ -66,7 +72,7 @@ export function Library() {
     try {
       const flow = await api.importFlow(content, overwrite);
       setNotice(`Imported ${flow.id}`);
-      await load();
+      await load(true);
       navigate(paths.flow(flow.id));
     } catch (e) {
       if (e instanceof ApiError && e.status === 409) setPending({ kind: "overwrite", content, message: e.message });
@@ -130,8 +136,20 @@ export function Library() {
           {notice}
         </p>
       )}
+      {loadError && (
+        <p className="error" role="alert" data-testid="library-load-error">
+          Could not load the flows: {loadError}{" "}
+          <button type="button" className="small" onClick={() => void load()}>
+            Try again
+          </button>
+        </p>
+      )}
       {flows === null ? (
-        <p className="loading">Loading…</p>
+        !loadError && (
+          <p className="loading" data-testid="library-loading" aria-busy="true">
+            Loading the flows…
+          </p>
+        )
       ) : shown.length === 0 ? (
         <p className="muted" data-testid="library-empty">
           {flows.length ? "No flow matches." : "No flows yet: create one or import a file."}
@@ -184,7 +202,7 @@ export function Library() {
                         const id = uniqueId(`${f.id}-copy`, taken);
                         await request<FlowOut>("POST", `/api/v1/flows/${encodeURIComponent(f.id)}/duplicate`, { id, name: `${f.name || f.id} (copy)` });
                         setNotice(`Duplicated as ${id}`);
-                        await load();
+                        await load(true);
                       })
                     }
                   >
@@ -233,7 +251,7 @@ export function Library() {
           onSubmit={async (name) => {
             await api.updateFlow(pending.flow.id, { name });
             setPending(null);
-            await load();
+            await load(true);
           }}
         />
       )}
@@ -249,7 +267,7 @@ export function Library() {
                 act(async () => {
                   await api.deleteFlow(pending.flow.id);
                   setPending(null);
-                  await load();
+                  await load(true);
                 })
               }
             >
