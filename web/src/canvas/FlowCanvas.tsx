@@ -278,7 +278,16 @@ function FlowCanvasInner(props: FlowCanvasProps) {
     const out: PlaitFlowNode[] = doc.nodes.map((spec, i) => {
       const type = types.get(spec.type);
       const ports = portsOf(spec, type);
-      const { outputs, stray } = drawnOutputs(portOverrides?.[spec.id] ?? ports.outputs, used.get(spec.id));
+      // ports of a config-dependent type before the server computed them are provisional: the
+      // edges' ports are drawn, none is marked as stray
+      const override = portOverrides?.[spec.id];
+      const usedPorts = used.get(spec.id);
+      const provisional = !override && Boolean((type as any)?.ports_from_config);
+      let declared = override ?? ports.outputs;
+      if (provisional && type?.output_ports === "dynamic" && usedPorts?.length && !usedPorts.includes(DEFAULT_OUT) && sameList(declared, [DEFAULT_OUT])) declared = [];
+      const drawn = drawnOutputs(declared, usedPorts);
+      const outputs = drawn.outputs;
+      const stray = provisional ? EMPTY : drawn.stray;
       const status = nodeStatus(run, spec.id);
       const runNode = run?.nodes[spec.id];
       const probs = problems?.[spec.id] ?? EMPTY;

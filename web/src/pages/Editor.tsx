@@ -23,6 +23,7 @@ import {
   connectionProblem,
   copy,
   deleteItems,
+  edgeSourcePorts,
   graphAt,
   history as makeHistory,
   insertOnEdge,
@@ -222,20 +223,23 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
   useEffect(() => () => void saveRef.current(), []);
 
   // ---------------------------------------------------------------- ports of config-dependent types
-  // Every type whose ports follow its config is asked (no list of known types here); an answer for
-  // an invalid config is dropped (its default ports would hide the edges of the ports it had).
+  // Every type whose ports follow its config is asked (no list of known types here); for an
+  // invalid config the server answers default ports, which would hide the edges it had: those stay.
   const graphNodes = graph?.nodes;
+  const graphEdges = graph?.edges;
   useEffect(() => {
     if (!graphNodes) return;
     const todo = graphNodes.filter((n) => (types.byName.get(n.type) as any)?.ports_from_config);
     if (!todo.length) return setPortOverrides((p) => (Object.keys(p).length ? {} : p));
+    const usedPorts = edgeSourcePorts(graphEdges ?? []);
     const t = setTimeout(async () => {
       const next: Record<string, string[]> = {};
       await Promise.all(
         todo.map(async (n) => {
           try {
             const out = await request<{ output_ports: string[]; valid?: boolean }>("POST", `/api/v1/node-types/${encodeURIComponent(n.type)}/ports`, { config: n.config ?? {} });
-            if (out.valid !== false) next[n.id] = out.output_ports;
+            // an invalid config (a provider being changed...) keeps the ports its edges use
+            next[n.id] = out.valid !== false ? out.output_ports : [...new Set([...out.output_ports, ...(usedPorts.get(n.id) ?? [])])];
           } catch {
             /* keep the default ports */
           }
@@ -244,7 +248,7 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
       setPortOverrides(next);
     }, 400);
     return () => clearTimeout(t);
-  }, [graphNodes, types.byName]);
+  }, [graphNodes, graphEdges, types.byName]);
 
   // ---------------------------------------------------------------- edits
   const edit = useCallback((fn: (d: FlowDocument) => FlowDocument) => {
@@ -780,6 +784,10 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
                 onRename={onRename}
                 onLabel={onLabel}
                 onDelete={() => onDelete([selectedNode.id], [])}
+                /* forms: retry/timeout/on_error on every node; the run inputs builder on the start node */
+                onNodePatch={(patch) => editGraph((d) => updateNode(d, selectedNode.id, patch))}
+                flowInputs={shownDoc.inputs}
+                onFlowInputs={(inputs) => onFlowPatch({ inputs })}
               />
             ) : (
               <>
