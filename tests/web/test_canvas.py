@@ -204,6 +204,7 @@ def test_build_a_branching_flow_from_an_empty_canvas_and_run_it(page: Any, live_
     # Declare the run input in the flow settings (nothing selected).
     page.get_by_test_id("canvas").click(position={"x": 30, "y": 30})
     page.keyboard.press("Escape")
+    page.get_by_test_id("flow-inputs-advanced").locator("summary").click()  # the raw schema
     page.get_by_test_id("flow-inputs-schema").fill(
         json.dumps({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})
     )

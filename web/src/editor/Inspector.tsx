@@ -2,9 +2,11 @@
  * Schema), its problems and last run; or the flow's own settings when nothing is selected. */
 import { useEffect, useMemo, useState } from "react";
 import { SchemaForm, type FieldChoices } from "../forms/SchemaForm";
+import { InputsBuilder } from "../forms/InputsBuilder";
+import { NodeRunSettings } from "../forms/NodeRunSettings";
 import { describeSchema, problemPath } from "../forms/schema";
 import type { NodeRunState } from "../state/run";
-import type { FlowDocument, NodeSpec, NodeType, Problem } from "../types";
+import type { FlowDocument, JsonSchema, NodeSpec, NodeType, Problem } from "../types";
 import { TOOL_FIELDS, toolChoices, useToolListing } from "../tools";
 import { fmtDuration, fmtJson } from "../ui/format";
 
@@ -32,9 +34,16 @@ interface NodeInspectorProps {
   onRename: (id: string) => string | null;
   onLabel: (label: string | undefined) => void;
   onDelete: () => void;
+  /** buttons shown under the node's header (e.g. "Run this step") */
+  actions?: React.ReactNode;
+  /** change the node's own fields (retry, timeout_s, on_error); without it they are not shown */
+  onNodePatch?: (patch: Partial<NodeSpec>) => void;
+  /** the flow's input schema, edited with the start node (the fields builder) */
+  flowInputs?: JsonSchema;
+  onFlowInputs?: (schema: JsonSchema | undefined) => void;
 }
 
-export function NodeInspector({ node, type, problems, suggestions, runNode, runInputs, readOnly, onConfig, onRename, onLabel, onDelete }: NodeInspectorProps) {
+export function NodeInspector({ node, type, problems, suggestions, runNode, runInputs, readOnly, onConfig, onRename, onLabel, onDelete, actions, onNodePatch, flowInputs, onFlowInputs }: NodeInspectorProps) {
   const fields = useMemo(() => describeSchema(type?.config_schema), [type]);
   const { byPath, general } = useMemo(() => problemsByPath(problems), [problems]);
   const toolFields = TOOL_FIELDS[node.type];
@@ -69,6 +78,7 @@ export function NodeInspector({ node, type, problems, suggestions, runNode, runI
           </button>
         )}
       </div>
+      {actions && <div className="inspector-actions">{actions}</div>}
       {type?.description && <p className="muted small-text">{type.description}</p>}
       {!type && (
         <p className="error" role="alert">
@@ -116,6 +126,14 @@ export function NodeInspector({ node, type, problems, suggestions, runNode, runI
             ))}
           </ul>
         )}
+        {node.type === "start" && onFlowInputs && (
+          <section data-testid="start-inputs">
+            <h3>Run inputs</h3>
+            <p className="muted small-text">What a run of this flow asks for; read them as {"{{inputs.NAME}}"}.</p>
+            <InputsBuilder schema={flowInputs} onChange={onFlowInputs} readOnly={readOnly} idPrefix="start-inputs" />
+          </section>
+        )}
+        {onNodePatch && <NodeRunSettings node={node} onPatch={onNodePatch} />}
       </fieldset>
       {runNode && <RunNodeDetails runNode={runNode} inputs={runInputs} />}
     </div>
@@ -191,8 +209,6 @@ interface FlowSettingsProps {
 }
 
 export function FlowSettings({ doc, problems, readOnly, onPatch, onSelectNode }: FlowSettingsProps) {
-  const [schemaText, setSchemaText] = useState(() => (doc.inputs ? JSON.stringify(doc.inputs, null, 2) : ""));
-  const [schemaError, setSchemaError] = useState<string | null>(null);
   return (
     <div className="inspector" data-testid="flow-settings">
       <h2>Flow</h2>
@@ -202,30 +218,8 @@ export function FlowSettings({ doc, problems, readOnly, onPatch, onSelectNode }:
           <textarea id="flow-description" rows={2} data-testid="flow-description" value={doc.description ?? ""} onChange={(e) => onPatch({ description: e.target.value })} />
         </div>
         <div className="field">
-          <label htmlFor="flow-inputs-schema">Inputs (JSON Schema of the run inputs)</label>
-          <textarea
-            id="flow-inputs-schema"
-            rows={6}
-            data-testid="flow-inputs-schema"
-            value={schemaText}
-            aria-invalid={schemaError ? true : undefined}
-            placeholder='{"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}'
-            onChange={(e) => {
-              setSchemaText(e.target.value);
-              if (!e.target.value.trim()) {
-                setSchemaError(null);
-                return onPatch({ inputs: undefined });
-              }
-              try {
-                const v = JSON.parse(e.target.value);
-                setSchemaError(null);
-                onPatch({ inputs: v });
-              } catch (err) {
-                setSchemaError(`Not JSON yet: ${(err as Error).message}`);
-              }
-            }}
-          />
-          {schemaError && <div className="field-error">{schemaError}</div>}
+          <h3 id="flow-inputs-label">Run inputs</h3>
+          <InputsBuilder schema={doc.inputs} onChange={(inputs) => onPatch({ inputs })} readOnly={readOnly} idPrefix="flow-inputs" />
         </div>
       </fieldset>
       <h3>Problems</h3>

@@ -1,9 +1,9 @@
-import { act } from "react";
+import { act, useState } from "react";
 import { createRoot } from "react-dom/client";
 import { afterEach, describe, expect, it } from "vitest";
 import types from "../test/node-types.fixture.json";
 import type { NodeType } from "../types";
-import { describeSchema } from "./schema";
+import { describeSchema, type FieldDesc } from "./schema";
 import { SchemaForm } from "./SchemaForm";
 
 (globalThis as any).IS_REACT_ACT_ENVIRONMENT = true;
@@ -77,4 +77,81 @@ describe("SchemaForm", () => {
     });
     expect(value.tools).toEqual(["mcp:calc/add"]);
   });
+
+  it("edits a string mapping as rows; the last row removed unsets the field", () => {
+    let value: Record<string, any> = { url: "https://x" };
+    const fields = describeSchema(byName.get("http")!.config_schema);
+    const host = render(<Stateful fields={fields} initial={value} onValue={(v) => (value = v)} />);
+    expect(host.querySelector('[data-testid="field-headers"]')).toBeNull(); // no JSON text box
+    act(() => host.querySelector<HTMLButtonElement>('[data-testid="field-headers-add"]')!.click());
+    type_(host.querySelector<HTMLInputElement>('[data-testid="field-headers-key-0"]')!, "Accept");
+    type_(host.querySelector<HTMLInputElement>('[data-testid="field-headers-value-0"]')!, "text/plain");
+    expect(value.headers).toEqual({ Accept: "text/plain" });
+    act(() => host.querySelector<HTMLButtonElement>('[data-testid="field-headers-remove-0"]')!.click());
+    expect("headers" in value).toBe(false);
+    expect(host.querySelector('label[for="field-timeout_s"]')!.textContent).toBe("Timeout");
+  });
+
+  it("shows the operator help once for all conditions", () => {
+    const fields = describeSchema(byName.get("if")!.config_schema);
+    const value = { when: [{ ref: "a", op: "==", value: 1 }, { ref: "b", op: "empty" }, { ref: "c", op: ">", value: 2 }] };
+    const host = render(<SchemaForm fields={fields} value={value} onChange={() => undefined} />);
+    expect(host.textContent!.match(/compare numbers/g)).toHaveLength(1);
+    expect(host.querySelectorAll(".condition-row")).toHaveLength(3);
+    expect(host.querySelector('[data-testid="field-when.1.value"]')).toBeNull(); // empty needs no value
+    expect(host.querySelector('[data-testid="field-when.0.ref"]')!.getAttribute("aria-label")).toContain("Condition 1");
+  });
+
+  it("hides the script of a real provider, removes it when switching, and deletes an emptied script", async () => {
+    const schema = {
+      type: "object",
+      properties: {
+        provider: { type: "string", default: "openai" },
+        model: { type: "string", default: "" },
+        script: { anyOf: [{ type: "array", items: {} }, { type: "null" }], default: null, title: "Script" },
+        prompt: { type: "string" },
+      },
+    };
+    let value: Record<string, any> = { provider: "scripted", script: ["hello"] };
+    const fields = describeSchema(schema);
+    const host = render(<SchemaForm fields={fields} value={value} onChange={(v) => (value = v)} />);
+    await act(async () => new Promise((r) => setTimeout(r, 20)));
+    act(() => host.querySelector<HTMLButtonElement>('[data-testid="field-script-remove-0"]')!.click());
+    expect("script" in value).toBe(false); // not "script": []
+    value = { provider: "scripted", script: ["hello"] };
+    act(() => root!.render(<SchemaForm fields={fields} value={value} onChange={(v) => (value = v)} />));
+    const provider = host.querySelector<HTMLSelectElement>('[data-testid="field-provider"]')!;
+    expect([...provider.options].map((o) => o.textContent)).toContain("scripted (no model)");
+    act(() => {
+      provider.value = "openai";
+      provider.dispatchEvent(new Event("change", { bubbles: true }));
+    });
+    expect(value.provider).toBe("openai");
+    expect("script" in value).toBe(false);
+    act(() => root!.render(<SchemaForm fields={fields} value={value} onChange={(v) => (value = v)} />));
+    expect(host.querySelector('[data-testid="field-script"]')).toBeNull();
+    expect(host.querySelector('[data-testid="field-model"]')).not.toBeNull();
+  });
 });
+
+function Stateful({ fields, initial, onValue }: { fields: FieldDesc[]; initial: Record<string, any>; onValue: (v: Record<string, any>) => void }) {
+  const [v, setV] = useState(initial);
+  return (
+    <SchemaForm
+      fields={fields}
+      value={v}
+      onChange={(n) => {
+        setV(n);
+        onValue(n);
+      }}
+    />
+  );
+}
+
+function type_(el: HTMLInputElement, text: string) {
+  act(() => {
+    const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value")!.set!;
+    setter.call(el, text);
+    el.dispatchEvent(new Event("input", { bubbles: true }));
+  });
+}

@@ -11,6 +11,8 @@ interface Props {
   invalid?: boolean;
   describedBy?: string;
   placeholder?: string;
+  /** when no <label for> names the field (a value in a row) */
+  ariaLabel?: string;
 }
 
 /** The partial reference being typed before the caret (`{{rou` -> "rou"), or null. */
@@ -33,7 +35,7 @@ export function insertReference(text: string, caret: number, ref: string): { tex
   return { text: next, caret: start + ref.length + 2 };
 }
 
-export function TemplateInput({ id, value, onChange, suggestions, multiline, testId, invalid, describedBy, placeholder }: Props) {
+export function TemplateInput({ id, value, onChange, suggestions, multiline, testId, invalid, describedBy, placeholder, ariaLabel }: Props) {
   const [partial, setPartial] = useState<string | null>(null);
   const [active, setActive] = useState(0);
   const ref = useRef<HTMLInputElement & HTMLTextAreaElement>(null);
@@ -83,6 +85,7 @@ export function TemplateInput({ id, value, onChange, suggestions, multiline, tes
     ref,
     value,
     placeholder,
+    "aria-label": ariaLabel,
     "data-testid": testId,
     "aria-invalid": invalid || undefined,
     "aria-describedby": describedBy,

@@ -4,6 +4,7 @@
  * mapping is unit-tested without a DOM.
  */
 import type { JsonSchema } from "../types";
+import { humanLabel, isDurationField } from "./labels";
 
 export type FieldKind =
   | "string"
@@ -15,7 +16,13 @@ export type FieldKind =
   | "enum"
   | "array"
   | "object"
+  | "map"
   | "json";
+
+/** A richer control than the kind's default: seconds as "30 s", a code editor, a condition
+ * builder. Chosen from the schema (`format`, `x-widget`) and the field's key. */
+export type FieldWidget = "duration" | "code" | "conditions";
+export type CodeLanguage = "python" | "json" | "javascript";
 
 export interface FieldDesc {
   key: string;
@@ -33,6 +40,11 @@ export interface FieldDesc {
   item?: FieldDesc; // arrays: the item's descriptor (path ends in "*")
   fields?: FieldDesc[]; // objects with properties
   examples?: any[];
+  widget?: FieldWidget;
+  language?: CodeLanguage;
+  /** map: what values are (strings as typed, or loose JSON) and, for enum values, the choices */
+  mapValues?: "string" | "loose";
+  mapEnum?: any[];
 }
 
 const SECRET_KEY = /(api_?key|token|password|passwd|secret|authorization|credential)/i;
@@ -75,9 +87,19 @@ function unwrapNullable(s: JsonSchema, root: JsonSchema): { schema: JsonSchema; 
   return { schema: s, nullable: false };
 }
 
-function humanize(key: string): string {
-  const s = key.replace(/_/g, " ");
-  return s.charAt(0).toUpperCase() + s.slice(1);
+const LANGUAGES: Record<string, CodeLanguage> = { python: "python", py: "python", json: "json", javascript: "javascript", js: "javascript" };
+
+function codeLanguage(key: string, s: JsonSchema): CodeLanguage | undefined {
+  const fmt = typeof s.format === "string" ? LANGUAGES[s.format.toLowerCase()] : undefined;
+  if (fmt) return fmt;
+  if (s["x-widget"] === "code") return LANGUAGES[String(s["x-language"] ?? "python")] ?? "python";
+  return key === "code" ? "python" : undefined;
+}
+
+/** An item schema that is one condition (switch/if/loop `when`, data filters): ref|key, op, value. */
+function isConditionItem(item: FieldDesc): boolean {
+  const keys = (item.fields ?? []).map((f) => f.key);
+  return item.kind === "object" && keys.includes("op") && (keys.includes("ref") || keys.includes("key")) && keys.includes("value");
 }
 
 export function describeField(
@@ -92,7 +114,7 @@ export function describeField(
   const base = {
     key,
     path,
-    label: typeof s.title === "string" && s.title ? s.title : humanize(key),
+    label: humanLabel(key, s.title),
     description: s.description,
     required,
     nullable,
@@ -105,19 +127,36 @@ export function describeField(
   const type = s.type;
   if (type === "boolean") return { ...base, kind: "boolean" };
   if (type === "integer" || type === "number") {
-    return { ...base, kind: type, minimum: s.minimum ?? s.exclusiveMinimum, maximum: s.maximum ?? s.exclusiveMaximum };
+    const range = { minimum: s.minimum ?? s.exclusiveMinimum, maximum: s.maximum ?? s.exclusiveMaximum };
+    if (isDurationField(key, s)) return { ...base, label: humanLabel(key, s.title, true), kind: type, widget: "duration", ...range };
+    return { ...base, kind: type, ...range };
   }
   if (type === "string") {
     if (s.format === "password" || s.writeOnly || SECRET_KEY.test(key)) return { ...base, kind: "secret", template: true };
-    const long = LONG_TEXT_KEY.test(key) || /template/i.test(s.description ?? "") || (s.maxLength ?? 0) > 200;
+    const language = codeLanguage(key, s);
+    if (language) return { ...base, kind: "text", template: false, widget: "code", language };
+    const long = s["x-widget"] === "textarea" || s.format === "textarea" || LONG_TEXT_KEY.test(key) || /template/i.test(s.description ?? "") || (s.maxLength ?? 0) > 200;
     return { ...base, kind: long ? "text" : "string", template: true };
   }
   if (type === "array" && depth < MAX_DEPTH) {
     const item = describeField("item", `${path}.*`, s.items ?? {}, root, true, depth + 1);
-    return { ...base, kind: "array", item };
+    return isConditionItem(item) ? { ...base, kind: "array", item, widget: "conditions" } : { ...base, kind: "array", item };
   }
   if (type === "object" && s.properties && depth < MAX_DEPTH) {
     return { ...base, kind: "object", fields: describeObject(s, root, path, depth + 1) };
+  }
+  if (type === "object" && !s.properties) {
+    // A schema-valued field (output_schema...) is JSON; a free-form mapping is rows of name/value.
+    if (/schema/i.test(key) || s["x-widget"] === "json") return { ...base, kind: "json", template: false, widget: "code", language: "json" };
+    const ap = s.additionalProperties;
+    const values = ap && typeof ap === "object" ? unwrapNullable(resolve(ap, root), root).schema : {};
+    if (Array.isArray(values.enum)) return { ...base, kind: "map", mapValues: "string", mapEnum: values.enum, template: false };
+    if (values.type === "string") return { ...base, kind: "map", mapValues: "string", template: true };
+    if (ap === undefined || ap === true || Object.keys(values).length === 0) return { ...base, kind: "map", mapValues: "loose", template: true };
+  }
+  if (type === undefined && (key === "body" || s["x-widget"] === "json")) {
+    // a request body: JSON (checked as it is typed) or a text template
+    return { ...base, kind: "json", template: true, widget: "code", language: "json" };
   }
   // untyped (`Any`), unions and free-form maps: a JSON/template editor
   return { ...base, kind: "json", template: true };
@@ -145,6 +184,8 @@ export function initialValue(f: FieldDesc): any {
       return false;
     case "array":
       return [];
+    case "map":
+      return undefined;
     case "object": {
       const out: Record<string, any> = {};
       for (const c of f.fields ?? []) if (c.required) out[c.key] = initialValue(c);
