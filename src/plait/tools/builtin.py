@@ -9,7 +9,10 @@ from __future__ import annotations
 from functools import lru_cache
 
 from plait.tools.base import Tool, ToolRegistry
+from plait.tools.crawler import crawler_tool
 from plait.tools.flow import flow_tool
+from plait.tools.mail import email_tool
+from plait.tools.research import github_tool, pubmed_tool, tavily_extract_tool
 from plait.tools.sql import sql_tool
 from plait.tools.web import arxiv_tool, http_request_tool, web_search_tool, wikipedia_tool
 
@@ -22,6 +25,11 @@ def builtin_tools() -> list[Tool]:
         arxiv_tool(),
         flow_tool(),
         sql_tool(),
+        email_tool(),
+        crawler_tool(),
+        tavily_extract_tool(),
+        pubmed_tool(),
+        github_tool(),
     ]
 
 
