@@ -270,7 +270,9 @@ def test_v1_components_and_references() -> None:
     assert gen["retry"] == {"max_attempts": 3, "delay_s": 3.0, "backoff": 1.0}
     assert nodes["Answer:F"]["type"] == "message"
     assert nodes["Answer:F"]["config"]["text"] == "{{Generate:E}} / {{RewriteQuestion:A}}"
-    assert any("exception handling" in w for w in result.warnings)
+    # exception_method "comment": the default value (on_error default), not a warning any more
+    assert gen["on_error"] == {"mode": "default", "default": "sorry"}
+    assert nodes["DuckDuckGo:C"]["timeout_s"] == 12.0  # RAGFlow's per-class timeout of search tools
     assert result.document["metadata"]["ragflow"]["components"]["Generate:E"] == "Generate"
 
 
@@ -378,7 +380,7 @@ def test_text_input_is_parsed() -> None:
     assert import_ragflow(text, catalog=default_registry()).problems == []
 
 
-def test_nodes_only_an_exception_goto_reaches_are_dropped() -> None:
+def test_exception_goto_becomes_the_error_port() -> None:
     data = {
         "components": {
             "begin": component("Begin", {}, ["Agent:A"]),
@@ -388,15 +390,19 @@ def test_nodes_only_an_exception_goto_reaches_are_dropped() -> None:
                 ["Message:Ok", "Message:Oops"],
             ),
             "Message:Ok": component("Message", {"content": ["{Agent:A@content}"]}),
-            "Message:Oops": component("Message", {"content": ["sorry"]}, ["Message:After"]),
+            "Message:Oops": component("Message", {"content": ["sorry: {Agent:A@_ERROR}"]}, ["Message:After"]),
             "Message:After": component("Message", {"content": ["after"]}),
         }
     }
     result = import_ragflow(data, catalog=default_registry())
-    assert result.problems == []
-    assert [n["id"] for n in result.document["nodes"]] == ["begin", "Agent:A", "Message:Ok"]
-    assert {"source": "Agent:A", "target": "Message:Ok"} in result.document["edges"]
-    assert any("exception_goto" in w for w in result.warnings)
+    assert result.problems == [] and result.warnings == []
+    nodes = {n["id"]: n for n in result.document["nodes"]}
+    assert list(nodes) == ["begin", "Agent:A", "Message:Ok", "Message:Oops", "Message:After"]
+    assert nodes["Agent:A"]["on_error"] == {"mode": "route"}
+    assert nodes["Message:Oops"]["config"]["text"] == "sorry: {{Agent:A.error}}"
+    edges = result.document["edges"]
+    assert {"source": "Agent:A", "target": "Message:Ok"} in edges
+    assert {"source": "Agent:A", "source_port": "error", "target": "Message:Oops"} in edges
 
 
 def interactive_template() -> dict[str, Any]:

@@ -36,6 +36,8 @@ from plait.engine.events import Event
 from plait.engine.status import RunStatus
 
 DONE = "[DONE]"
+# A human node's field types as RAGFlow's UserFillUp names them.
+FIELD_TYPES = {"string": "line", "text": "paragraph", "select": "options"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +72,7 @@ def user_form(interrupt: dict[str, Any]) -> dict[str, Any]:
     inputs = {
         str(f.get("name")): {
             "name": f.get("label") or f.get("name"),
-            "type": f.get("type", "string"),
+            "type": FIELD_TYPES.get(str(f.get("type", "string")), f.get("type")),
             "optional": not f.get("required", True),
             "options": f.get("options") or [],
         }

@@ -21,9 +21,12 @@ Structure that plait expresses differently:
   the last category -> `else`); UserFillUp -> `human` with its `submit` port.
 - **References** `{cpn@param}` become `{{node.path}}` with the param moved to where plait keeps
   it; `{env.x}` (conversation variables) become `{{vars.x}}`; `{sys.query}` stays.
-- `max_retries` / `delay_after_error` -> the node's `retry`. RAGFlow's exception handling
-  (`exception_method` goto/comment, `exception_default_value`) has no plait counterpart yet (plait
-  nodes have no error port): it is reported as a warning and the node fails the run as usual.
+- `max_retries` / `delay_after_error` -> the node's `retry`. RAGFlow's exception handling ->
+  the node's `on_error` (plait.engine.on_error): `exception_method: goto` with `exception_goto`
+  -> `route`, an edge from the node's `error` port to each target; `comment` (or a goto with no
+  target) with an `exception_default_value` -> `default` with that value (a Message's as its
+  `content`). The per-class timeouts of RAGFlow's components (ExeSQL 3 s, search tools 12 s:
+  `CLASS_TIMEOUTS`) become the node's `timeout_s` unless the component sets its own.
 
 Round trip: `export_ragflow` writes each node's plait spec into its canvas node (`data.plait`, with
 a digest of the params it exported). When the params are unchanged, importing takes the plait spec
@@ -56,6 +59,7 @@ from plait.spec.formats.ragflow_components import (
     Mapping,
     agent_settings,
     begin_inputs,
+    class_timeout,
     is_sub_agent,
     passthrough,
     retry_policy,
@@ -75,7 +79,7 @@ from plait.spec.formats.ragflow_dsl import (
 )
 from plait.spec.formats.ragflow_refs import dotted, parse_bare, rewrite_template
 from plait.spec.loader import parse_document, read_document_data
-from plait.spec.models import RESERVED_IDS, SCHEMA_ID
+from plait.spec.models import ERROR_PORT, RESERVED_IDS, SCHEMA_ID
 from plait.spec.problems import FlowValidationError, Problem
 from plait.spec.validate import NodeCatalog, validate_document
 
@@ -383,6 +387,8 @@ class _Importer:
                 new_path = (path[0], *path[1:])
             elif path and path[0] in outputs:
                 new_path = path[1:]
+        elif path and path[0] == "_ERROR":  # RAGFlow's error output: the `error` of on_error route
+            new_path = ("error", *path[1:])
         elif mapping is not None and mapping.output_path is not None:
             new_path = mapping.output_path(c, path)
         # Where the reference is read: the referring node's graph (a loop's `until` and a map's
@@ -499,7 +505,6 @@ class _Importer:
                 inputs = begin_inputs(c, self)
             if name == "agent":
                 self._sub_agents(c, b)
-            self._exception_fields(c)
             built[c.id] = b
             spec = self._spec(c, b.type, b.config, retry=b.retry)
             if name in LOOP_NAMES | MAP_NAMES:
@@ -514,25 +519,15 @@ class _Importer:
                 components=self.missing,
                 code="ragflow_unsupported",
             )
-        dropped = self._exception_only(built)
-        for cid in dropped:
-            spec_id = self.node_id(cid)
-            scope = self.parent(self.c[cid])
-            nodes[scope] = [n for n in nodes.get(scope, []) if n["id"] != spec_id]
-            self.warn(
-                f"{cid} runs only after a failure (exception_goto): plait has no error port yet, so it was dropped"
-            )
         routes: dict[str, list[tuple[str, str]]] = {}
         for cid, b in built.items():
-            if cid in dropped:
-                continue
             c = self.c[cid]
             kept = routes.setdefault(cid, [])
-            for src_port, target in self._routes(c, b):
+            error_routes = [(ERROR_PORT, t) for t in sorted(_gotos(c))]
+            for src_port, target in self._routes(c, b) + error_routes:
                 t = self.c.get(target)
-                if target in dropped or (
-                    t is not None
-                    and (t.name.lower() in CANVAS_ONLY | AGENT_TOOL_HOLDERS or target in self.sub_agent_of)
+                if t is not None and (
+                    t.name.lower() in CANVAS_ONLY | AGENT_TOOL_HOLDERS or target in self.sub_agent_of
                 ):
                     continue
                 if t is None or target not in built:
@@ -574,6 +569,12 @@ class _Importer:
                 spec["label"] = c.label
             if retry:
                 spec["retry"] = retry
+            timeout = class_timeout(c)
+            if timeout is not None:
+                spec["timeout_s"] = timeout
+            on_error = self._on_error(c, plait_type)
+            if on_error is not None:
+                spec["on_error"] = on_error
         if c.position is not None:
             spec["position"] = {"x": c.position[0], "y": c.position[1]}
         return spec
@@ -641,26 +642,6 @@ class _Importer:
                 elif target not in state:
                     state[target] = 1
                     stack.append((target, 0))
-
-    def _exception_only(self, built: dict[str, Built]) -> set[str]:
-        """The components only an `exception_goto` leads to (and what only they lead to)."""
-        gotos = {t for cid in built for t in _gotos(self.c[cid])}
-        if not gotos:
-            return set()
-        incoming: dict[str, set[str]] = {cid: set() for cid in built}
-        for cid, b in built.items():
-            for _, target in self._routes(self.c[cid], b):
-                if target in incoming:
-                    incoming[target].add(cid)
-        dropped: set[str] = set()
-        frontier = [t for t in gotos if t in incoming and not incoming[t]]
-        while frontier:
-            cid = frontier.pop()
-            if cid in dropped:
-                continue
-            dropped.add(cid)
-            frontier += [t for t, srcs in incoming.items() if t not in dropped and srcs and srcs <= dropped]
-        return dropped
 
     def _routes(self, c: Component, b: Built) -> list[tuple[str, str]]:
         gotos = _gotos(c)
@@ -758,23 +739,27 @@ class _Importer:
                 self.warn(f"{sid}: a sub-agent's retry settings are not kept")
         b.config["sub_agents"] = out
 
-    def _exception_fields(self, c: Component) -> None:
-        method = str(c.params.get("exception_method") or "")
-        if method:
+    def _on_error(self, c: Component, plait_type: str) -> dict[str, Any] | None:
+        """RAGFlow's exception handling as the node's `on_error` (None: a failure fails the run).
+
+        As RAGFlow's canvas: with an `exception_method`, a failure goes to `exception_goto` when it
+        names components (`route`: the error port's edges are made with the links), else the
+        component outputs `exception_default_value` when there is one (`default`)."""
+        method = str(c.params.get("exception_method") or "").strip().lower()
+        if not method:
+            return None
+        if _gotos(c):
+            return {"mode": "route"}
+        value = c.params.get("exception_default_value")
+        if value is None or value == "":
             self.warn(
-                f"{c.id}: RAGFlow's exception handling ({method}"
-                + (
-                    f", default {c.params.get('exception_default_value')!r}"
-                    if c.params.get("exception_default_value")
-                    else ""
-                )
-                + (
-                    f", goto {str_list(c.params.get('exception_goto'))}"
-                    if c.params.get("exception_goto")
-                    else ""
-                )
-                + ") has no plait counterpart yet: a failure fails the run (use retry)"
+                f"{c.id}: its exception handling ({method}) names no exception_goto and no "
+                "exception_default_value: a failure fails the run"
             )
+            return None
+        if plait_type == "message":
+            value = {"content": value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}
+        return {"mode": "default", "default": value}
 
     def _generated_nodes(
         self, nodes: dict[str | None, list[dict[str, Any]]], containers: dict[str, dict[str, Any]]
@@ -883,8 +868,10 @@ def _reachable(routes: dict[str, list[tuple[str, str]]], start: list[str]) -> se
 
 
 def _gotos(c: Component) -> set[str]:
-    """Where a failure of `c` goes (RAGFlow's `exception_method: goto`): not a normal link."""
-    if str(c.params.get("exception_method") or "").lower() != "goto":
+    """Where a failure of `c` goes (RAGFlow's `exception_method: goto`, made the node's `error`
+    port): not a normal link. "comment" means the default value instead."""
+    method = str(c.params.get("exception_method") or "").strip().lower()
+    if not method or method == "comment":
         return set()
     return set(str_list(c.params.get("exception_goto")))
 

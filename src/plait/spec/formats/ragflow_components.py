@@ -797,6 +797,40 @@ TOOL_COMPONENTS = (
     "Email",
     "Crawler",
 )
+# RAGFlow's per-class default timeouts (seed 003, canvas/timeout.go): a component of these classes
+# that sets no `timeout` of its own gets the node's `timeout_s` from here on import.
+SEARCH_TIMEOUT_S = 12.0
+CLASS_TIMEOUTS: dict[str, float] = {
+    "exesql": 3.0,
+    **{
+        name: SEARCH_TIMEOUT_S
+        for name in (
+            "tavilysearch",
+            "tavilyextract",
+            "duckduckgo",
+            "searxng",
+            "google",
+            "googlescholar",
+            "bing",
+            "baidu",
+            "wikipedia",
+            "arxiv",
+            "pubmed",
+        )
+    },
+}
+
+
+def class_timeout(c: Component) -> float | None:
+    """The node timeout of a component: its own `timeout` (seconds) when it sets one, else its
+    class's default (CLASS_TIMEOUTS), else None (plait's precedence decides)."""
+    default = CLASS_TIMEOUTS.get(c.name.lower())
+    if default is None:
+        return None
+    own = _number(c.params.get("timeout"))
+    return own if own is not None and 0 < own <= 3600 else default
+
+
 LOOP_NAMES = frozenset({"loop"})
 MAP_NAMES = frozenset({"iteration"})
 BODY_START_NAMES = frozenset({"loopitem", "iterationitem"})

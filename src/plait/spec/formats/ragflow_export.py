@@ -23,7 +23,7 @@ from plait.spec.formats.ragflow_components import MAPPINGS, TOOLS, safe_name
 from plait.spec.formats.ragflow_dsl import Component
 from plait.spec.formats.ragflow_refs import rewrite_template
 from plait.spec.loader import parse_document
-from plait.spec.models import FlowDocument
+from plait.spec.models import ERROR_PORT, FlowDocument
 from plait.spec.problems import FlowValidationError
 from plait.spec.validate import NodeCatalog, validate_document
 
@@ -278,6 +278,7 @@ class _Exporter:
             if mapped is None:
                 continue
             name, params = mapped
+            _exception_params(node, params)
             cid = self.cid(str(node["id"]))
             components[cid] = {
                 "obj": {"component_name": name, "params": params},
@@ -430,6 +431,12 @@ class _Exporter:
                 continue
             port = str(e.get("source_port") or "out")
             self.plait_edges.setdefault(s, []).append({"source_port": port, "target": t})
+            if port == ERROR_PORT:  # on_error route: RAGFlow's exception branch
+                params = components[s]["obj"]["params"]
+                params["exception_method"] = "goto"
+                params.setdefault("exception_goto", []).append(t)
+                out.append(self._link(components, s, t, ERROR_PORT))
+                continue
             handle = self._route(components[s], self.nodes[src.lower()][0], port, t)
             if handle is None:
                 continue
@@ -896,6 +903,19 @@ class _Exporter:
             "items_ref": self.bare(items) if isinstance(items, str) else "",
             "outputs": outputs,
         }
+
+
+def _exception_params(node: dict[str, Any], params: dict[str, Any]) -> None:
+    """A node's `on_error` default as RAGFlow's exception handling (`comment`: the default
+    value; a Message's default is its `content`). Routes are written with the error edges."""
+    on_error = node.get("on_error") or {}
+    if on_error.get("mode") != "default":
+        return
+    value = on_error.get("default")
+    if node.get("type") == "message" and isinstance(value, dict) and "content" in value:
+        value = value["content"]
+    params["exception_method"] = "comment"
+    params["exception_default_value"] = value
 
 
 def _finish_categorize(params: dict[str, Any]) -> None:
