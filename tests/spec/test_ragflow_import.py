@@ -9,14 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, ConfigDict
 
 from plait.engine.api import resume, run
 from plait.engine.checkpoint import InMemoryCheckpointer
 from plait.engine.flow import load_flow
 from plait.llm.scripted import ScriptedProvider
-from plait.nodes import Node, NodeContext
-from plait.nodes.builtin import BUILTIN_NODE_TYPES
 from plait.nodes.registry import NodeRegistry, default_registry
 from plait.spec.formats import RagflowImportError, import_ragflow, is_ragflow
 from plait.tools.builtin import default_tools
@@ -29,28 +26,9 @@ def load(name: str) -> dict[str, Any]:
     return json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))
 
 
-class RetrievalConfig(BaseModel):
-    """Stands in for issue 16's `retrieval` node (another helper's work): only its config matters."""
-
-    model_config = ConfigDict(extra="forbid")
-    query: str = ""
-    knowledge_bases: list[str] = []
-    top_k: int = 5
-    similarity_threshold: float = 0.2
-    keyword_weight: float = 0.5
-    empty_response: str = ""
-
-
-class FakeRetrieval(Node[RetrievalConfig]):
-    type_name = "retrieval"
-    Config = RetrievalConfig
-
-    def execute(self, ctx: NodeContext) -> Any:
-        return {"formalized_content": "chunk", "json": []}
-
-
 def with_retrieval() -> NodeRegistry:
-    return NodeRegistry([*BUILTIN_NODE_TYPES, FakeRetrieval])
+    """The built-in registry (it has issue 16's `retrieval` node now)."""
+    return default_registry()
 
 
 # ------------------------------------------------------------------------------- the fixtures
@@ -62,7 +40,7 @@ OUTCOMES: dict[str, tuple[str, list[str]]] = {
     "questions_category": ("ok", []),
     "subaget": ("ok", []),
     "switch": ("ok", []),
-    "all": ("ragflow_unsupported", ["Retrieval:KBSearch"]),  # until plait has a retrieval node
+    "all": ("ok", []),
     "browser": ("ragflow_unsupported", ["Browser:BusyHatsSink"]),
     "resume": (
         "ragflow_ingestion",
@@ -105,7 +83,7 @@ def test_all_json_imports_when_a_retrieval_node_exists() -> None:
     assert result.problems == []
     nodes = {n["id"]: n for n in result.document["nodes"]}
     assert nodes["Retrieval:KBSearch"]["type"] == "retrieval"
-    assert nodes["Retrieval:KBSearch"]["config"]["top_k"] == 5
+    assert nodes["Retrieval:KBSearch"]["config"]["top_n"] == 5
     loop = nodes["Loop:InputUntil1"]
     body = {n["id"]: n for n in loop["config"]["body"]["nodes"]}
     # LoopItem is gone; ExitLoop sets the flag the loop's `until` tests; the body's input, read
@@ -342,7 +320,10 @@ def test_every_unsupported_component_is_named_in_one_error() -> None:
             "begin": component("Begin", {}, ["Agent:A"]),
             "Agent:A": component(
                 "Agent",
-                {"llm_id": "m@OpenAI", "tools": [{"component_name": "Google"}, {"component_name": "QWeather"}]},
+                {
+                    "llm_id": "m@OpenAI",
+                    "tools": [{"component_name": "Google"}, {"component_name": "QWeather"}],
+                },
                 ["Frobnicate:X"],
             ),
             "Frobnicate:X": component("Frobnicate", {}, ["Browser:S"]),
@@ -361,7 +342,12 @@ def test_every_unsupported_component_is_named_in_one_error() -> None:
         ("CodeExec:J", "CodeExec"),
     ]
     text = err.value.message
-    assert "'Google'" in text and "'QWeather'" in text and "Python only" in text and "no browser-driving node" in text
+    assert (
+        "'Google'" in text
+        and "'QWeather'" in text
+        and "Python only" in text
+        and "no browser-driving node" in text
+    )
 
 
 def test_not_ragflow_and_not_json_are_clear_errors() -> None:
@@ -476,12 +462,8 @@ def interactive_template() -> dict[str, Any]:
 
 
 def test_templates_unwrap_and_agent_tools_wait_for_their_plait_tool() -> None:
-    with pytest.raises(RagflowImportError) as err:
-        import_ragflow(interactive_template(), catalog=default_registry(), tools=TOOLS)
-    assert [(c["id"], c["reason"].split(":")[0]) for c in err.value.components] == [
-        ("Agent:TangyWordsType", "plait has no 'Retrieval' tool yet")
-    ]
-    result = import_ragflow(interactive_template(), catalog=default_registry(), tools=[*TOOLS, "retrieval"])
+    assert "retrieval" in TOOLS  # issue 16's agent tool: RAGFlow's Retrieval tool maps to it
+    result = import_ragflow(interactive_template(), catalog=default_registry(), tools=TOOLS)
     assert result.problems == []
     doc = result.document
     assert doc["name"] == "Interactive Agent"
@@ -717,7 +699,7 @@ ALL_BRANCHES = {
     "code": ([{"x": 21}], "Message:CodeDone", "CodeExec.result=42"),
     "message": ([], "Message:Only", "Message 节点演示"),
     "wait_input": ([{"anything": "hi"}], "Message:WaitDone", "hi"),
-    "retrieval": ([{"kb": "kb1", "query": "what"}], "Message:KBDone", "formalized_content:\nchunk"),
+    "retrieval": ([{"kb": "kb1", "query": "what"}], "Message:KBDone", "formalized_content:\n(未检索到内容)"),
 }
 
 

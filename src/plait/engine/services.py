@@ -19,9 +19,11 @@ from plait.engine.cancel import CancelSource
 from plait.engine.checkpoint import Checkpointer
 from plait.engine.events import EventData
 from plait.engine.limits import DEFAULT_LIMITS, ExecutionCount, RunLimits
+from plait.knowledge import KnowledgeSource
 from plait.llm.base import Provider
 from plait.net.http import HttpClients
 from plait.net.redact import SecretMask
+from plait.nodes.artifacts import ArtifactStore, MemoryArtifacts
 from plait.nodes.builtin.component import ComponentSource
 from plait.nodes.registry import NodeRegistry
 from plait.tools.base import ToolRegistry
@@ -77,6 +79,11 @@ class RunServices:
     # The run's secret values: what leaves the run (events, checkpoints) is masked with it
     # (plait.engine.journal); None: nothing is masked.
     mask: SecretMask | None = None
+    # Where the run's files go (document / spreadsheet nodes; plait.nodes.artifacts): the server
+    # passes the store's; otherwise they stay in this object, one store per RunServices.
+    artifacts: ArtifactStore = field(default_factory=MemoryArtifacts)
+    # The knowledge bases of the run's owner (`retrieval` node and tool); None: no knowledge bases.
+    knowledge: KnowledgeSource | None = None
 
     def child(self, **changes: Any) -> RunServices:
         """A copy with some fields changed (a sub-flow's services, a run's own resolver)."""

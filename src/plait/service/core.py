@@ -15,6 +15,7 @@ from plait.service.bus import EventBus
 from plait.service.catalog import CatalogService
 from plait.service.components import ComponentService
 from plait.service.flows import FlowService
+from plait.service.knowledge import KnowledgeService
 from plait.service.restore_points import RestorePointService
 from plait.service.runs import RunService
 from plait.service.settings import Settings
@@ -45,6 +46,7 @@ class Services:
         self.triggers = TriggerService(store, self.flows, self.runs)  # schedules and webhooks
         self.users = UserService(store, settings)
         self.restore_points = RestorePointService(store, self.flows)  # undo the assistant's changes
+        self.knowledge = KnowledgeService(store)  # knowledge bases the retrieval node searches
         self.assistant = AssistantService(
             store, self.access, self.runs, restore_points=self.restore_points
         )  # PLAIT_ASSISTANT=off: its routes 404

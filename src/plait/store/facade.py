@@ -20,6 +20,7 @@ from plait.store.repos import (
     EventRepo,
     FlowRepo,
     HumanTaskRepo,
+    KnowledgeRepo,
     RestorePointRepo,
     RunRepo,
     ShareRepo,
@@ -56,6 +57,7 @@ class Store:
         self.triggers = TriggerRepo(sm)
         self.restore_points = RestorePointRepo(sm)
         self.trigger_fires = TriggerFireRepo(sm)
+        self.knowledge = KnowledgeRepo(sm)  # knowledge bases, documents, chunks (issue 16)
         self._checkpointer: SqlCheckpointer | None = None
 
     @classmethod

@@ -405,6 +405,71 @@ class TriggerFire(Base):
     created_at: Mapped[float] = mapped_column(default=time.time)
 
 
+class KnowledgeBase(Base):
+    """A knowledge base (issue 16): documents cut into chunks that `retrieval` nodes search.
+
+    Owned like components: by a user (`owner_id`), or deployment-wide (NULL); names are unique per
+    owner. Embeddings are optional: with `embedding_url` and `embedding_model` set, every chunk
+    gets a vector from that OpenAI-compatible endpoint (the API key is read from the owner's
+    variable named `embedding_key_variable`, never stored here); without them search is full-text
+    only. `chunk_chars` / `overlap_chars` are how new documents are cut."""
+
+    __tablename__ = "knowledge_bases"
+    __table_args__ = (
+        UniqueConstraint("owner_id", "name"),
+        Index(
+            "uq_knowledge_bases_name_shared",
+            "name",
+            unique=True,
+            sqlite_where=text("owner_id IS NULL"),
+            postgresql_where=text("owner_id IS NULL"),
+        ),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    owner_id: Mapped[str | None] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    name: Mapped[str]
+    description: Mapped[str] = mapped_column(Text, default="")
+    embedding_url: Mapped[str | None] = mapped_column(String(2048))
+    embedding_model: Mapped[str | None]
+    embedding_key_variable: Mapped[str | None]
+    chunk_chars: Mapped[int] = mapped_column(default=800)
+    overlap_chars: Mapped[int] = mapped_column(default=120)
+    created_at: Mapped[float] = mapped_column(default=time.time)
+    updated_at: Mapped[float] = mapped_column(default=time.time)
+
+
+class KnowledgeDocument(Base):
+    """An uploaded document of a knowledge base: its name, type, size and how many chunks it
+    gave. The file itself is not kept, only its chunks."""
+
+    __tablename__ = "kb_documents"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    kb_id: Mapped[str] = mapped_column(ForeignKey("knowledge_bases.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str]
+    kind: Mapped[str] = mapped_column(String(16))
+    size: Mapped[int] = mapped_column(BigInteger)
+    chunk_count: Mapped[int] = mapped_column(default=0)
+    created_at: Mapped[float] = mapped_column(default=time.time)
+
+
+class KnowledgeChunk(Base):
+    """One chunk of a document. The full-text index over `content` is not a model: an FTS5 table
+    (`kb_chunks_fts`, kept in step by triggers) on SQLite, a GIN index on the `english` tsvector
+    on PostgreSQL (migration 0009). `embedding` is the chunk's vector (JSON list; NULL without
+    embeddings)."""
+
+    __tablename__ = "kb_chunks"
+
+    id: Mapped[int] = mapped_column(AutoId, primary_key=True, autoincrement=True)
+    kb_id: Mapped[str] = mapped_column(ForeignKey("knowledge_bases.id", ondelete="CASCADE"), index=True)
+    document_id: Mapped[str] = mapped_column(ForeignKey("kb_documents.id", ondelete="CASCADE"), index=True)
+    position: Mapped[int]
+    content: Mapped[str] = mapped_column(Text)
+    embedding: Mapped[list[Any] | None] = mapped_column(JSONValue)
+
+
 TABLES = sorted(Base.metadata.tables)
 
 

@@ -11,6 +11,7 @@ from functools import lru_cache
 from plait.tools.base import Tool, ToolRegistry
 from plait.tools.crawler import crawler_tool
 from plait.tools.flow import flow_tool
+from plait.tools.knowledge import retrieval_tool
 from plait.tools.mail import email_tool
 from plait.tools.research import github_tool, pubmed_tool, tavily_extract_tool
 from plait.tools.sql import sql_tool
@@ -25,6 +26,7 @@ def builtin_tools() -> list[Tool]:
         arxiv_tool(),
         flow_tool(),
         sql_tool(),
+        retrieval_tool(),
         email_tool(),
         crawler_tool(),
         tavily_extract_tool(),

@@ -20,6 +20,7 @@ from plait.nodes.builtin.http import HttpNode
 from plait.nodes.builtin.human import HumanNode
 from plait.nodes.builtin.io import MessageNode, OutputNode, StartNode
 from plait.nodes.builtin.llm import CategorizeNode, LlmNode
+from plait.nodes.builtin.retrieval import RetrievalNode
 from plait.nodes.builtin.sql import SqlNode
 from plait.nodes.builtin.timing import DelayNode
 from plait.nodes.builtin.tool import ToolNode
@@ -36,6 +37,7 @@ BUILTIN_NODE_TYPES: tuple[type[Node[Any]], ...] = (
     AgentNode,
     ToolNode,
     HttpNode,
+    RetrievalNode,
     # code
     CodeNode,
     ComponentNode,

@@ -37,6 +37,7 @@ from plait.net.redact import NO_SECRETS, SecretMask
 from plait.nodes.builtin.component import ComponentSource
 from plait.service.bus import EventBus
 from plait.service.errors import Conflict, ServiceError
+from plait.service.knowledge import KnowledgeService
 from plait.service.runs.cancels import RunCancels
 from plait.service.runs.secrets import RunSecrets, masked_result
 from plait.service.settings import Settings
@@ -115,6 +116,7 @@ class RunLauncher:
         self.owner = owner  # this process' name in leases
         self.flows = flows  # sub-flows by id (the flow library)
         self.secrets = RunSecrets(store.variables)  # each run's `env` and the mask of its secrets
+        self.knowledge = KnowledgeService(store)  # each run searches its owner's knowledge bases
         # What every run of the service gets from outside the flow (providers and tools, and
         # whatever is None here: the engine's defaults); cancel requests reach the runs through
         # `cancels`; the deployment's budgets (output size, sub-flow depth, node executions) apply.
@@ -255,11 +257,18 @@ class RunLauncher:
             poll_s = min(poll_s * 1.5, 0.5)
 
     def _engine_call(
-        self, run_id: str, flow: Flow, how: Launch, env: dict[str, Any], mask: SecretMask
+        self,
+        run_id: str,
+        flow: Flow,
+        how: Launch,
+        env: dict[str, Any],
+        mask: SecretMask,
+        owner_id: str | None = None,
     ) -> Awaitable[RunResult]:
         """The engine entry point for `how`, with everything a run of this service gets (and the
         mask of its secrets: what leaves the run is masked, see plait.engine.journal)."""
-        common = {**self._engine_options, "services": self.services.child(mask=mask)}
+        services = self.services.child(mask=mask, knowledge=self.knowledge.for_owner(owner_id))
+        common = {**self._engine_options, "services": services}
         if isinstance(how, Start):
             return plait.run(flow, how.inputs, run_id=run_id, env=env, **common)
         if isinstance(how, Resume):
@@ -285,10 +294,10 @@ class RunLauncher:
                 return None
             env, mask = await self.secrets.for_run(owner_id)
             if self.slots is None:
-                result = await self._engine_call(run_id, flow, how, env, mask)
+                result = await self._engine_call(run_id, flow, how, env, mask, owner_id)
             else:
                 async with self.slots:
-                    result = await self._engine_call(run_id, flow, how, env, mask)
+                    result = await self._engine_call(run_id, flow, how, env, mask, owner_id)
             finished = result.status in TERMINAL_RUN_STATUSES
             await self.flush_rows(run_id)
             if result.status == RunStatus.CANCELLED:

@@ -603,6 +603,12 @@ def _whole_result(c: Component, path: Path) -> Path:
     return path
 
 
+def _retrieval_path(c: Component, path: Path) -> Path:
+    """Retrieval's `formalized_content` is the node's `content`, its `json` the `chunks`."""
+    renamed = {"formalized_content": "content", "json": "chunks"}
+    return (renamed[str(path[0])], *path[1:]) if path and path[0] in renamed else path
+
+
 def _tool_result(c: Component, path: Path) -> Path:
     """A v1 tool component's outputs are all the tool's result in plait."""
     return (
@@ -895,12 +901,14 @@ MAPPINGS: tuple[Mapping, ...] = (
         ("retrieval",),
         None,
         _NEEDS_NODE.format(kind="retrieval (knowledge base search)", instead="tool or http"),
+        output_path=_retrieval_path,
+        # The retrieval node's config uses RAGFlow's names (plait.nodes.builtin.retrieval).
         passthrough={
             "query": "query",
-            "kb_ids": "knowledge_bases",
-            "top_n": "top_k",
+            "kb_ids": "kb_ids",
+            "top_n": "top_n",
             "similarity_threshold": "similarity_threshold",
-            "keywords_similarity_weight": "keyword_weight",
+            "keywords_similarity_weight": "keywords_similarity_weight",
             "empty_response": "empty_response",
         },
     ),

@@ -9,6 +9,7 @@ from plait.store.repos.decisions import DecisionRepo
 from plait.store.repos.events import EventRepo
 from plait.store.repos.flows import FlowRepo
 from plait.store.repos.human_tasks import HumanTaskRepo
+from plait.store.repos.knowledge import KnowledgeRepo
 from plait.store.repos.restore_points import RestorePointRepo
 from plait.store.repos.runs import RunRepo
 from plait.store.repos.shares import ShareRepo
@@ -28,6 +29,7 @@ __all__ = [
     "EventRepo",
     "FlowRepo",
     "HumanTaskRepo",
+    "KnowledgeRepo",
     "Repo",
     "RestorePointRepo",
     "RunRepo",
