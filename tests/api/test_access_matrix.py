@@ -66,6 +66,8 @@ class World:
     component: str = "Upper"
     trigger: str = ""  # a webhook trigger of the flow
     restore_point: int = 0  # a restore point of the flow
+    kb: str = ""  # a knowledge base of the owner (B3)
+    kb_document: str = ""  # a document in it
     forbidden: list[str] = field(default_factory=list)  # strings other users' lists must not contain
 
 
@@ -358,6 +360,31 @@ ROUTES: dict[tuple[str, str], tuple[str, Request]] = {
         "flow_edit",
         _get("/api/v1/agents/{w.flow}/versions/1"),
     ),
+    # Knowledge bases (issue 16) are the owner's, as components: another user's is a 404.
+    ("GET", "/api/v1/knowledge"): ("mine_read", _get("/api/v1/knowledge")),
+    ("POST", "/api/v1/knowledge"): (
+        "mine_write",
+        _with("/api/v1/knowledge", lambda w, u: {"name": f"new-{w.n}"}),
+    ),
+    ("GET", "/api/v1/knowledge/{kb_id}"): ("owner_read", _get("/api/v1/knowledge/{w.kb}")),
+    ("DELETE", "/api/v1/knowledge/{kb_id}"): ("owner_write", _get("/api/v1/knowledge/{w.kb}")),
+    ("GET", "/api/v1/knowledge/{kb_id}/documents"): (
+        "owner_read",
+        _get("/api/v1/knowledge/{w.kb}/documents"),
+    ),
+    ("POST", "/api/v1/knowledge/{kb_id}/documents"): (
+        "owner_write",
+        _with("/api/v1/knowledge/{w.kb}/documents?filename=more.txt", lambda w, u: "more text"),
+    ),
+    ("DELETE", "/api/v1/knowledge/{kb_id}/documents/{document_id}"): (
+        "owner_write",
+        _get("/api/v1/knowledge/{w.kb}/documents/{w.kb_document}"),
+    ),
+    ("GET", "/api/v1/knowledge/{kb_id}/chunks"): ("owner_read", _get("/api/v1/knowledge/{w.kb}/chunks")),
+    ("POST", "/api/v1/knowledge/{kb_id}/search"): (
+        "owner_read",
+        _with("/api/v1/knowledge/{w.kb}/search", lambda w, u: {"query": "refund"}),
+    ),
 }
 ASSISTANT_SCRIPT = '[{"json": {"translation": "hi", "intent": "off_topic"}, "repeat": true}]'
 RULES["flow_view_write"] = _rule(OK, "404", OK, OK, "403", "401", OK)
@@ -439,6 +466,13 @@ class Matrix:
         point = await self.services.restore_points.save(
             flow_id, human_flow(flow_id), note="before the assistant's changes", created_by=None
         )
+        kb = await self._call("POST", "/api/v1/knowledge", owner, {"name": f"kb-{n}"})
+        doc = await self.client.post(
+            f"/api/v1/knowledge/{kb['id']}/documents?filename=refunds.txt",
+            content=b"Damaged goods are refunded within 30 days.",
+            headers={"x-api-key": owner or ""},
+        )
+        assert doc.status_code == 201, doc.text
         return World(
             n=n,
             flow=flow_id,
@@ -450,7 +484,9 @@ class Matrix:
             variable=variable,
             trigger=trigger["id"],
             restore_point=point,
-            forbidden=[flow_id, waiting["id"], done["id"], variable],
+            kb=kb["id"],
+            kb_document=doc.json()["id"],
+            forbidden=[flow_id, waiting["id"], done["id"], variable, kb["id"]],
         )
 
 

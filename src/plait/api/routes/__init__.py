@@ -10,6 +10,7 @@ from plait.api.routes import (
     components,
     editor,
     flows,
+    knowledge,
     node_runs,
     ragflow_agents,
     restore_points,
@@ -42,6 +43,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     assistant.router,
     restore_points.router,
     ragflow_agents.router,
+    knowledge.router,
 )
 
 __all__ = ["ROUTERS"]
