@@ -42,6 +42,10 @@ describe("labels people read", () => {
     expect(timeout).toMatchObject({ widget: "duration", label: "Timeout" });
     expect(code.find((f) => f.key === "memory_mb")!.label).toBe("Memory (MB)");
     expect(code.find((f) => f.key === "code")).toMatchObject({ widget: "code", language: "python" });
+    // a number or a template of one (the delay node): a duration that keeps templates
+    const delay = describeSchema(byName.get("delay")!.config_schema)[0];
+    expect(delay).toMatchObject({ kind: "number", widget: "duration", template: true, label: "Duration" });
+    expect(singular("Script")).toBe("Step");
   });
 });
 

@@ -69,8 +69,13 @@ function words(key: string): string {
  * `durationWidget`: the input shows its unit itself ("30 s"), so the label carries none. */
 export function humanLabel(key: string, title?: string, durationWidget = false): string {
   const own = typeof title === "string" && title.trim() && title !== autoTitle(key) ? title.trim() : null;
-  if (own) return durationWidget ? own.replace(/\s*\((s|sec|seconds)\)\s*$/i, "") : own;
+  if (own) {
+    if (!durationWidget) return own;
+    const bare = own.replace(/\s*\((s|sec|seconds)\)\s*$/i, "");
+    return /^seconds?$/i.test(bare) ? "Duration" : bare;
+  }
   const { base, unit } = splitUnit(key);
+  if (durationWidget && /^(seconds?|secs?)$/i.test(base)) return "Duration";
   const label = words(base);
   return unit && !durationWidget ? `${label} (${unit})` : label;
 }
@@ -79,7 +84,7 @@ export function humanLabel(key: string, title?: string, durationWidget = false):
 export function isDurationField(key: string, schema: { title?: string; format?: string; "x-widget"?: string }): boolean {
   if (schema.format === "duration" || schema["x-widget"] === "duration") return true;
   if (schema["x-widget"]) return false;
-  if (splitUnit(key).duration) return true;
+  if (splitUnit(key).duration || /^(seconds|secs?)$/i.test(key)) return true;
   return typeof schema.title === "string" && /\((s|sec|seconds)\)\s*$/i.test(schema.title);
 }
 
@@ -87,6 +92,7 @@ export function isDurationField(key: string, schema: { title?: string; format?: 
 export function singular(label: string): string {
   const l = label.trim();
   if (/^(when|until|conditions?)$/i.test(l)) return "Condition";
+  if (/^script$/i.test(l)) return "Step";
   if (/ies$/i.test(l)) return l.slice(0, -3) + "y";
   if (/(ses|xes|ches|shes)$/i.test(l) && !/cases$/i.test(l)) return l.slice(0, -2);
   if (/[^s]s$/i.test(l)) return l.slice(0, -1);

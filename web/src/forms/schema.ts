@@ -96,6 +96,16 @@ function codeLanguage(key: string, s: JsonSchema): CodeLanguage | undefined {
   return key === "code" ? "python" : undefined;
 }
 
+/** `anyOf: [number, string]`: the number variant (a number or a template of one), else null. */
+function numberOrString(s: JsonSchema, root: JsonSchema): JsonSchema | null {
+  const variants = s.anyOf ?? s.oneOf;
+  if (!Array.isArray(variants)) return null;
+  const types = variants.map((v: any) => resolve(v, root)).filter((v: any) => v.type !== "null");
+  if (types.length !== 2) return null;
+  const num = types.find((v: any) => v.type === "number" || v.type === "integer");
+  return num && types.some((v: any) => v.type === "string") ? num : null;
+}
+
 /** An item schema that is one condition (switch/if/loop `when`, data filters): ref|key, op, value. */
 function isConditionItem(item: FieldDesc): boolean {
   const keys = (item.fields ?? []).map((f) => f.key);
@@ -123,6 +133,11 @@ export function describeField(
     examples: s.examples,
   };
   if (Array.isArray(s.enum)) return { ...base, kind: "enum", enumValues: s.enum };
+  const numberOrTemplate = numberOrString(s, root);
+  if (numberOrTemplate && isDurationField(key, { ...s, ...numberOrTemplate })) {
+    // seconds given as a number or a template (`delay.seconds`): a duration input that keeps templates
+    return { ...base, label: humanLabel(key, s.title, true), kind: "number", template: true, widget: "duration", minimum: numberOrTemplate.minimum, maximum: numberOrTemplate.maximum };
+  }
   if (s.const !== undefined) return { ...base, kind: "enum", enumValues: [s.const] };
   const type = s.type;
   if (type === "boolean") return { ...base, kind: "boolean" };
