@@ -261,6 +261,12 @@ ROUTES: dict[tuple[str, str], tuple[str, Request]] = {
     ("POST", "/api/v1/api-keys"): (
         "mine_read",
         _with("/api/v1/api-keys", lambda w, u: {"name": "k", "scopes": ["read"]}),
+    ("GET", "/api/v1/llm/providers"): ("mine_read", _get("/api/v1/llm/providers")),
+    ("POST", "/api/v1/llm/test"): (
+        # Answers 200 with ok false (a refused port for an admin, blocked loopback for the others).
+        "mine_write",
+        _with("/api/v1/llm/test", lambda w, u: {"provider": "openai", "base_url": "http://127.0.0.1:9/v1"}),
+    ),
     ),
     ("DELETE", "/api/v1/api-keys/{key_id}"): ("own_key", _get("/api/v1/api-keys/{w.spare_key}")),
     ("GET", "/api/v1/users"): ("admin", _get("/api/v1/users")),

@@ -541,7 +541,8 @@ def test_edge_flow_validates_and_requires_a_decider() -> None:
             "less than",
         ),
         ({"provider": "scripted", "model": "m", "modle": "x"}, "settings.decider.modle", "Extra inputs"),
-        ({"provider": "openai", "model": "m", "script": []}, "settings.decider", "only used with provider"),
+        # Issue 14: a script next to a real provider is ignored; an unknown provider is refused.
+        ({"provider": "gpt4", "model": "m"}, "settings.decider.provider", "did you mean provider 'openai'"),
     ],
 )
 def test_bad_decider_settings_are_located(decider: dict, field: str, text: str) -> None:

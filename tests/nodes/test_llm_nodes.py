@@ -170,8 +170,12 @@ def test_bad_configs_are_rejected_at_load_time() -> None:
         plait.load_flow(chain(llm(prompt="q", script=[{"bogus": 1}])))
     with pytest.raises(FlowValidationError, match="provider 'openai' needs a model"):
         plait.load_flow(chain({"id": "ask", "type": "llm", "config": {"provider": "openai", "prompt": "q"}}))
-    with pytest.raises(FlowValidationError, match="script is only used with provider 'scripted'"):
-        plait.load_flow(chain(llm(provider="anthropic", model="m", prompt="q", script=["x"])))
+    # Issue 14: a script next to a real provider is ignored, not an error (switching a node to a
+    # real model must not dead-end); an unknown provider is refused with a did-you-mean.
+    plait.load_flow(chain(llm(provider="anthropic", model="m", prompt="q", script=["x"])))
+    plait.load_flow(chain(llm(provider="openai", model="m", prompt="q", script=[])))
+    with pytest.raises(FlowValidationError, match="did you mean provider 'openai' with model 'gpt4'"):
+        plait.load_flow(chain(llm(provider="gpt4", model="", prompt="q")))
     with pytest.raises(FlowValidationError, match="not a valid JSON Schema"):
         plait.load_flow(chain(llm(prompt="q", output="json", output_schema={"type": 5})))
 

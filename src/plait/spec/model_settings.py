@@ -8,6 +8,7 @@ lowest layer: `llm/` builds providers from `PRESETS` and replays scripts normali
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -28,15 +29,80 @@ class Preset:
     default_base_url: str | None = None
     # Local servers (Ollama, llama.cpp, vLLM...) accept any key; the SDK still needs one.
     key_optional: bool = False
+    label: str = ""  # what the Models page and the node forms call it
+    model_var: str = ""  # the variable holding the user's default model for it (Models page)
 
 
 PRESETS: dict[str, Preset] = {
-    "openai": Preset("openai", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
-    "anthropic": Preset("anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
-    "groq": Preset("openai", "GROQ_API_KEY", "GROQ_BASE_URL", "https://api.groq.com/openai/v1"),
-    "ollama": Preset("openai", "OLLAMA_API_KEY", "OLLAMA_BASE_URL", "http://127.0.0.1:11434/v1", True),
+    "openai": Preset(
+        "openai",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        label="OpenAI-compatible",
+        model_var="OPENAI_MODEL",
+    ),
+    "anthropic": Preset(
+        "anthropic",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        label="Anthropic",
+        model_var="ANTHROPIC_MODEL",
+    ),
+    "groq": Preset(
+        "openai",
+        "GROQ_API_KEY",
+        "GROQ_BASE_URL",
+        "https://api.groq.com/openai/v1",
+        label="Groq",
+        model_var="GROQ_MODEL",
+    ),
+    "ollama": Preset(
+        "openai",
+        "OLLAMA_API_KEY",
+        "OLLAMA_BASE_URL",
+        "http://127.0.0.1:11434/v1",
+        True,
+        label="Ollama",
+        model_var="OLLAMA_MODEL",
+    ),
 }
-PROVIDER_NAMES = (*PRESETS, "scripted")
+SCRIPTED = "scripted"
+SCRIPTED_LABEL = "scripted (no model)"
+AUTO = "auto"
+PROVIDER_NAMES = (*PRESETS, SCRIPTED)
+# Model-name prefixes people type as a provider (`gpt4`): the provider that serves them.
+_MODEL_FAMILIES: tuple[tuple[str, str], ...] = (
+    ("gpt", "openai"),
+    ("o1", "openai"),
+    ("o3", "openai"),
+    ("o4", "openai"),
+    ("chatgpt", "openai"),
+    ("claude", "anthropic"),
+    ("llama", "ollama"),
+    ("mistral", "ollama"),
+    ("qwen", "ollama"),
+    ("gemma", "ollama"),
+    ("smollm", "openai"),
+)
+
+
+def unknown_provider_message(name: str) -> str:
+    """Why `name` is not a provider, with a did-you-mean: a close provider name, or the provider
+    of a model family when a model name was typed as the provider (`gpt4` -> openai)."""
+    known = (*PROVIDER_NAMES, AUTO)
+    lowered = name.strip().lower()
+    close = difflib.get_close_matches(lowered, known, n=1, cutoff=0.6)
+    family = next((p for prefix, p in _MODEL_FAMILIES if lowered.startswith(prefix)), None)
+    if lowered in known:
+        hint = f"Did you mean {lowered!r}? Provider names are lower case."
+    elif close:
+        hint = f"Did you mean {close[0]!r}?"
+    elif family:
+        hint = f"{name!r} looks like a model: did you mean provider {family!r} with model {name!r}?"
+    else:
+        hint = "Configure endpoints on the Models page."
+    return f"unknown provider {name!r}; known providers: {', '.join(known)}. {hint}"
+
 
 # The failures a scripted step may raise (plait.llm.scripted maps each to its ProviderError class).
 SCRIPT_ERRORS = ("model_not_found", "auth", "rate_limit", "unavailable", "error")
@@ -134,8 +200,9 @@ class ModelSettings(BaseModel):
         "openai",
         title="Provider",
         description=(
-            f"One of {', '.join(PROVIDER_NAMES)}, or 'auto': 'openai' when OPENAI_BASE_URL or "
-            "OPENAI_API_KEY is set, else 'scripted' with this node's script."
+            f"One of {', '.join(PROVIDER_NAMES)} ('{SCRIPTED}' replays this node's script, no model), "
+            "or 'auto': 'openai' when OPENAI_BASE_URL or OPENAI_API_KEY is set, else the script. "
+            "Each run records which provider and model answered."
         ),
     )
     model: str = Field("", title="Model", description="The model to call, e.g. gpt-4o-mini.")
@@ -152,6 +219,13 @@ class ModelSettings(BaseModel):
         description="Steps the 'scripted' provider replays (see docs/llm.md); ignored by real providers.",
     )
 
+    @field_validator("provider")
+    @classmethod
+    def _provider_is_known(cls, provider: str) -> str:
+        if provider in PROVIDER_NAMES or provider == AUTO:
+            return provider
+        raise ValueError(unknown_provider_message(provider))
+
     @field_validator("script")
     @classmethod
     def _script_is_valid(cls, script: list[Any] | None) -> list[Any] | None:
@@ -161,9 +235,9 @@ class ModelSettings(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> ModelSettings:
-        # Same rules (and words) as settings.decider (plait.spec.models.DeciderSettings).
-        if self.script is not None and self.provider in PRESETS:
-            raise ValueError("script is only used with provider 'scripted'; remove it or set provider")
+        # settings.decider (plait.spec.models.DeciderSettings) inherits these rules. A `script`
+        # next to a real provider is not an error: it is ignored (the node keeps it, so switching
+        # back to `scripted` replays it again), and an empty one (`[]`) is as good as none.
         if not self.model and self.provider in PRESETS:
             raise ValueError(f"provider {self.provider!r} needs a model, e.g. gpt-4o-mini")
         return self

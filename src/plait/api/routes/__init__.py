@@ -12,6 +12,7 @@ from plait.api.routes import (
     flows,
     knowledge,
     node_runs,
+    llm_settings,
     ragflow_agents,
     restore_points,
     runs,
@@ -44,6 +45,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     restore_points.router,
     ragflow_agents.router,
     knowledge.router,
+    llm_settings.router,
 )
 
 __all__ = ["ROUTERS"]
