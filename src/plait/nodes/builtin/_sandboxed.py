@@ -10,9 +10,15 @@ from pydantic import Field
 
 from plait.nodes.base import NodeError
 
-TimeoutSeconds = Annotated[float, Field(gt=0, le=600, description="Wall-clock limit of one call.")]
-MemoryMB = Annotated[int, Field(ge=32, le=16384, description="Address-space limit of the process.")]
-NetworkAccess = Annotated[bool, Field(description="Allow network access (off by default).")]
+TimeoutSeconds = Annotated[
+    float, Field(gt=0, le=600, title="Timeout (s)", description="Wall-clock limit of one call.")
+]
+MemoryMB = Annotated[
+    int, Field(ge=32, le=16384, title="Memory (MB)", description="Address-space limit of the process.")
+]
+NetworkAccess = Annotated[
+    bool, Field(title="Network access", description="Allow network access (off by default).")
+]
 
 STDERR_TAIL_LINES = 20
 

@@ -28,7 +28,9 @@ class HumanConfig(BaseModel):
         default_factory=lambda: ["submit"], min_length=1, description="Buttons; each is an output port."
     )
     blocking: bool = Field(True, description="Pause the whole run (true) or only this branch (false).")
-    timeout_s: float | None = Field(None, gt=0, description="After this the task expires and the node fails.")
+    timeout_s: float | None = Field(
+        None, gt=0, title="Timeout (s)", description="After this the task expires and the node fails."
+    )
     assignees: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
