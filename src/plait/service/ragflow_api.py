@@ -328,6 +328,7 @@ class RagflowAgents:
                 waiting.append(item.data)
             elif item.event == "error":
                 error = item.data["error"]
+        await self.svc.runs.wait(session.run_id)  # its execution has stopped (paused or ended)
         row = await self.svc.runs.require(session.run_id)
         return {
             "session_id": session.run_id,
