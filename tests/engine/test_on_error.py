@@ -148,3 +148,54 @@ async def test_a_node_cut_short_is_run_again_and_handled_again() -> None:
     assert again.status == "completed" and again.outputs == full.outputs
     assert CALLS == {"risky": 1, "handler": 1}
     assert again.nodes["risky"].attempts == 2
+
+
+async def test_an_inline_node_failure_is_handled_too() -> None:
+    doc = flow(
+        [
+            {"id": "src", "type": "test_echo", "config": {"value": [1]}},
+            {
+                "id": "pick",
+                "type": "list_ops",
+                "config": {"operation": "nth", "n": 5},
+                "on_error": {"mode": "default", "default": "none"},
+            },
+            {"id": "o", "type": "output", "config": {"value": "{{pick}}"}},
+        ],
+        [("src", "pick"), ("pick", "o")],
+    )
+    result = await plait.run(doc)
+    assert result.status == "completed", result.error
+    assert result.outputs == {"o": "none"}
+    assert "out of range" in (result.nodes["pick"].error or "")
+
+
+async def test_on_error_in_a_map_body() -> None:
+    body = {
+        "nodes": [
+            {
+                "id": "pick",
+                "type": "list_ops",
+                "config": {"operation": "nth", "n": 2, "source": "{{item}}"},
+                "on_error": {"mode": "route"},
+            },
+            {"id": "bad", "type": "output", "config": {"value": "missing: {{pick.error}}"}},
+            {"id": "good", "type": "output", "config": {"value": "{{pick}}"}},
+        ],
+        "edges": [
+            {"source": "pick", "target": "good"},
+            {"source": "pick", "source_port": "error", "target": "bad"},
+        ],
+    }
+    doc = flow(
+        [
+            {"id": "each", "type": "map", "config": {"items": [[1, 2], [3]], "body": body}},
+            {"id": "o", "type": "output", "config": {"value": "{{each}}"}},
+        ],
+        [("each", "o")],
+    )
+    result = await plait.run(doc)
+    assert result.status == "completed", result.error
+    first, second = result.outputs["o"]
+    assert first == 2  # the body's one output that ran: the normal path
+    assert second.startswith("missing: nth: n=2 is out of range")  # the error path
