@@ -66,6 +66,7 @@ class World:
     component: str = "Upper"
     trigger: str = ""  # a webhook trigger of the flow
     restore_point: int = 0  # a restore point of the flow
+    artifact: str = ""  # a file of done_run (a document node's output)
     kb: str = ""  # a knowledge base of the owner (B3)
     kb_document: str = ""  # a document in it
     forbidden: list[str] = field(default_factory=list)  # strings other users' lists must not contain
@@ -187,6 +188,10 @@ ROUTES: dict[tuple[str, str], tuple[str, Request]] = {
         _with("/api/v1/runs/{w.done_run}/retry", lambda w, u: {"from_node": "review"}),
     ),
     ("GET", "/api/v1/runs/{run_id}/decisions"): ("run_view", _get("/api/v1/runs/{w.waiting_run}/decisions")),
+    ("GET", "/api/v1/runs/{run_id}/artifacts/{artifact_id}"): (
+        "run_view",
+        _get("/api/v1/runs/{w.done_run}/artifacts/{w.artifact}"),
+    ),
     ("GET", "/api/v1/human-tasks/{token}"): ("public", _get("/api/v1/human-tasks/{w.task_token}")),
     ("POST", "/api/v1/human-tasks/{token}/submit"): (
         "public",
@@ -469,6 +474,9 @@ class Matrix:
         spare_user = await self._call("POST", "/api/v1/users", body={"email": f"spare{n}@example.com"})
         await self._call("POST", "/api/v1/components", owner, {"source": COMPONENT})
         trigger = await self._call("POST", f"/api/v1/flows/{flow_id}/triggers", owner, {"kind": "webhook"})
+        artifact = await self.services.store.artifacts.put(
+            done["id"], "doc", "report.txt", "text/plain", b"hi"
+        )
         point = await self.services.restore_points.save(
             flow_id, human_flow(flow_id), note="before the assistant's changes", created_by=None
         )
@@ -490,6 +498,7 @@ class Matrix:
             variable=variable,
             trigger=trigger["id"],
             restore_point=point,
+            artifact=artifact.id,
             kb=kb["id"],
             kb_document=doc.json()["id"],
             forbidden=[flow_id, waiting["id"], done["id"], variable, kb["id"]],

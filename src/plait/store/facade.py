@@ -8,6 +8,7 @@ from __future__ import annotations
 from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from plait.store.artifacts import SqlArtifacts
 from plait.store.checkpointer import SqlCheckpointer
 from plait.store.crypto import SecretBox
 from plait.store.db import create_engine_from_url, database_url, make_sessionmaker, sqlite_path
@@ -57,6 +58,7 @@ class Store:
         self.triggers = TriggerRepo(sm)
         self.restore_points = RestorePointRepo(sm)
         self.trigger_fires = TriggerFireRepo(sm)
+        self.artifacts = SqlArtifacts(sm)  # the files runs produce (document / spreadsheet nodes)
         self.knowledge = KnowledgeRepo(sm)  # knowledge bases, documents, chunks (issue 16)
         self._checkpointer: SqlCheckpointer | None = None
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from plait.api.routes import (
+    artifacts,
     assistant,
     components,
     editor,
@@ -28,6 +29,7 @@ from plait.api.routes import (
 ROUTERS: tuple[APIRouter, ...] = (
     flows.router,
     runs.router,
+    artifacts.router,
     node_runs.router,
     tasks.router,
     webhooks.router,

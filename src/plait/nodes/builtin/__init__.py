@@ -15,12 +15,14 @@ from plait.nodes.builtin.branching import IfNode, SwitchNode
 from plait.nodes.builtin.code import CodeNode
 from plait.nodes.builtin.component import ComponentNode
 from plait.nodes.builtin.data import DataOpsNode, ListOpsNode, TextNode, TransformNode
+from plait.nodes.builtin.document import DocumentNode
 from plait.nodes.builtin.flow_control import LoopNode, MapNode, SubflowNode
 from plait.nodes.builtin.http import HttpNode
 from plait.nodes.builtin.human import HumanNode
 from plait.nodes.builtin.io import MessageNode, OutputNode, StartNode
 from plait.nodes.builtin.llm import CategorizeNode, LlmNode
 from plait.nodes.builtin.retrieval import RetrievalNode
+from plait.nodes.builtin.spreadsheet import SpreadsheetNode
 from plait.nodes.builtin.sql import SqlNode
 from plait.nodes.builtin.timing import DelayNode
 from plait.nodes.builtin.tool import ToolNode
@@ -58,6 +60,8 @@ BUILTIN_NODE_TYPES: tuple[type[Node[Any]], ...] = (
     MergeNode,
     # databases and files
     SqlNode,
+    DocumentNode,
+    SpreadsheetNode,
 )
 
 __all__ = ["BUILTIN_NODE_TYPES"]

@@ -121,7 +121,12 @@ class RunLauncher:
         # whatever is None here: the engine's defaults); cancel requests reach the runs through
         # `cancels`; the deployment's budgets (output size, sub-flow depth, node executions) apply.
         self.services = RunServices(
-            component_source=components, cancels=cancels, http=http, mcp=mcp, limits=settings.limits
+            component_source=components,
+            cancels=cancels,
+            http=http,
+            mcp=mcp,
+            limits=settings.limits,
+            artifacts=store.artifacts,  # the run's files are kept in the store, downloadable by URL
         )
         # What every engine call of the launcher passes (with the run's `env`).
         self._engine_options: dict[str, Any] = {
