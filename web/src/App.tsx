@@ -1,5 +1,5 @@
 /** The shell: sign-in gate, header with the open-flow tabs and the user menu, and the routes. */
-import { Suspense, useCallback, useEffect, useRef, useState } from "react";
+import { lazy, Suspense, useCallback, useEffect, useRef, useState } from "react";
 import { api, onUnauthorized } from "./api";
 import { loadNodeTypes } from "./nodeTypes";
 import { ApiKeysPage } from "./pages/ApiKeys";
@@ -16,6 +16,7 @@ import type { Me } from "./types";
 
 // Editor and RunInspector are imported eagerly: a lazy screen suspends on first open and React
 // keeps a shown fallback for 300 ms, most of the time to open a 200-node flow (the UI is ~150 kB gz).
+const KnowledgePage = lazy(() => import("./knowledge/KnowledgePage")); // B3
 const TABS_KEY = "plait.openFlows";
 
 function loadTabs(): string[] {
@@ -162,6 +163,7 @@ function Shell({ route, me }: { route: Route; me: Me }) {
           {route.name === "run" && <RunInspector key={route.runId} runId={route.runId} />}
           {route.name === "keys" && <ApiKeysPage me={me} />}
           {route.name === "users" && <UsersPage me={me} />}
+          {route.name === "knowledge" && <KnowledgePage />} {/* B3 */}
           {route.name === "not_found" && (
             <div className="page">
               <h1>Not found</h1>
@@ -181,6 +183,10 @@ function UserMenu({ me, route }: { me: Me; route: Route }) {
   return (
     <div className="user-menu" data-testid="user-menu">
       <ThemeToggle />
+      {/* B3 */}
+      <a className={`header-link${route.name === "knowledge" ? " active" : ""}`} data-testid="nav-knowledge" {...linkProps(paths.knowledge())}>
+        Knowledge
+      </a>
       <a className={`header-link${route.name === "keys" ? " active" : ""}`} data-testid="nav-keys" {...linkProps(paths.keys())}>
         API keys
       </a>

@@ -33,6 +33,7 @@ export type Route =
   | { name: "task"; token: string }
   | { name: "keys" }
   | { name: "users" }
+  | { name: "knowledge" } // B3
   | { name: "not_found"; path: string };
 
 export function matchRoute(path: string): Route {
@@ -43,6 +44,7 @@ export function matchRoute(path: string): Route {
   if (parts.length === 2 && parts[0] === "tasks") return { name: "task", token: parts[1] };
   if (parts.length === 1 && parts[0] === "keys") return { name: "keys" };
   if (parts.length === 1 && parts[0] === "users") return { name: "users" };
+  if (parts.length === 1 && parts[0] === "knowledge") return { name: "knowledge" }; // B3
   return { name: "not_found", path };
 }
 
@@ -53,6 +55,7 @@ export const paths = {
   task: (token: string) => `/tasks/${encodeURIComponent(token)}`,
   keys: () => "/keys",
   users: () => "/users",
+  knowledge: () => "/knowledge", // B3
 };
 
 /** A link that navigates without reloading. */
