@@ -67,6 +67,17 @@ def test_http_headers_are_edited_as_key_value_rows(page: Any, live_server: LiveS
     page.wait_for_timeout(100)
     wait_saved(page)
     assert "query" not in draft_node(live_server, "kv-headers", "fetch")["config"]
+    # the body is JSON in a code editor, checked as it is typed
+    body = page.get_by_test_id("field-body")
+    body.locator(".cm-editor").wait_for()
+    assert body.get_attribute("data-language") == "json"
+    body.locator(".cm-content").click()
+    page.keyboard.type('{"name": ')
+    page.get_by_test_id("field-body-json-problem").wait_for()
+    page.keyboard.type('"x"')
+    page.get_by_test_id("field-body-json-problem").wait_for(state="detached")
+    wait_saved(page)
+    assert draft_node(live_server, "kv-headers", "fetch")["config"]["body"] == {"name": "x"}
 
 
 def test_code_is_highlighted_and_labels_and_durations_read_as_words(

@@ -27,6 +27,8 @@ describe("labels people read", () => {
     expect(singular("Cases")).toBe("Case");
     expect(singular("When")).toBe("Condition");
     expect(singular("Actions")).toBe("Action");
+    expect(singular("Flows as tools")).toBe("Flow");
+    expect(singular("Query parameters")).toBe("Query parameter");
     expect(itemLabel("Cases", 0, { when: [] })).toBe("Case 1");
     expect(itemLabel("Categories", 1, { name: "billing" })).toBe("Category 2: billing");
     expect(itemLabel("Actions", 2, "approve")).toBe("Action 3");

@@ -90,7 +90,7 @@ export function isDurationField(key: string, schema: { title?: string; format?: 
 
 /** "Headers" -> "Header", "Categories" -> "Category", "Cases" -> "Case", "When" -> "Condition". */
 export function singular(label: string): string {
-  const l = label.trim();
+  const l = label.trim().split(/\s+as\s+/i)[0]; // "Flows as tools" -> "Flows"
   if (/^(when|until|conditions?)$/i.test(l)) return "Condition";
   if (/^script$/i.test(l)) return "Step";
   if (/ies$/i.test(l)) return l.slice(0, -3) + "y";

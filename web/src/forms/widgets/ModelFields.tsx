@@ -51,7 +51,7 @@ export function ModelFields({ idBase, value, defaultProvider, onChange, provider
             onChange(cfg);
           }}
         >
-          {!info && provider && <option value={provider}>{`${provider} (not a known provider)`}</option>}
+          {!info && provider && <option value={provider}>{provider === "auto" ? "auto (a configured model, else the script)" : `${provider} (not a known provider)`}</option>}
           {providers.map((p) => (
             <option key={p.name} value={p.name}>
               {p.label && p.label !== p.name ? (p.name === "scripted" ? p.label : `${p.label} (${p.name})`) : p.name}
