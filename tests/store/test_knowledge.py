@@ -39,7 +39,7 @@ async def test_full_text_search_finds_the_chunk_of_each_type(store: Store) -> No
     svc = KnowledgeService(store)
     owner = await _user(store, "kb@example.com")
     kb = await _base_with_documents(svc, owner)
-    (stats,) = await svc.list(owner_id=owner)
+    (stats,) = await svc.list_bases(owner_id=owner)
     assert (stats.documents, stats.chunks) == (3, 3)
     kinds = {d.name: d.kind for d in await svc.documents(kb, owner_id=owner)}
     assert kinds == {"shipping.txt": "txt", "refunds.pdf": "pdf", "warranty.docx": "docx"}
@@ -63,7 +63,7 @@ async def test_owners_are_isolated_and_unknown_bases_are_named(store: Store) -> 
     kb = await _base_with_documents(svc, alice)
     with pytest.raises(NotFound):
         await svc.get(kb, owner_id=bob)
-    assert await svc.list(owner_id=bob) == []
+    assert await svc.list_bases(owner_id=bob) == []
     with pytest.raises(KnowledgeError) as err:
         await svc.search(SearchRequest(QUESTION, [kb, "nope"]), owner_id=bob)
     assert repr(kb) in err.value.message and "'nope'" in err.value.message
@@ -95,7 +95,7 @@ async def test_deleting_removes_chunks_from_the_index(store: Store) -> None:
     hits = await svc.search(SearchRequest("refund damaged goods", [kb]), owner_id=None)
     assert all(h.document_name != "refunds.pdf" for h in hits)
     await svc.delete(kb, owner_id=None)
-    assert await svc.list(owner_id=None) == []
+    assert await svc.list_bases(owner_id=None) == []
     kb2 = await _base_with_documents(svc, None)
     assert len(await svc.search(SearchRequest(QUESTION, [kb2], top_n=1), owner_id=None)) == 1
 

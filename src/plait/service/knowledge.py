@@ -87,7 +87,7 @@ class KnowledgeService:
         except IntegrityError as exc:
             raise Conflict(f"you already have a knowledge base named {name!r}") from exc
 
-    async def list(self, *, owner_id: str | None) -> list[BaseStats]:
+    async def list_bases(self, *, owner_id: str | None) -> list[BaseStats]:
         return await self.repo.list_bases(owner_id=owner_id)
 
     async def get(self, kb_id: str, *, owner_id: str | None) -> KnowledgeBase:

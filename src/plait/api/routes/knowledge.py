@@ -33,7 +33,7 @@ OwnBase = Annotated[KnowledgeBase, Depends(_own_base)]
 @router.get("", response_model=list[ks.KnowledgeBaseOut], dependencies=[READ])
 async def list_bases(svc: Svc, who: Caller) -> Any:
     """The caller's knowledge bases with their document and chunk counts."""
-    return [base_view(s) for s in await svc.knowledge.list(owner_id=who.user_id)]
+    return [base_view(s) for s in await svc.knowledge.list_bases(owner_id=who.user_id)]
 
 
 @router.post("", status_code=201, response_model=ks.KnowledgeBaseOut, dependencies=[WRITE])
