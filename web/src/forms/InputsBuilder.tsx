@@ -34,22 +34,34 @@ function modelOf(rows: Row[], rootExtra?: JsonSchema): InputsModel {
 }
 
 const key = (s: unknown) => JSON.stringify(s ?? null);
+const pretty = (s: JsonSchema | undefined) => (s ? JSON.stringify(s, null, 2) : "");
 
 export function InputsBuilder({ schema, onChange, readOnly, idPrefix = "inputs" }: Props) {
   const [state, setState] = useState(() => rowsOf(schema));
-  const [rawText, setRawText] = useState(() => (schema ? JSON.stringify(schema, null, 2) : ""));
+  const [rawText, setRawText] = useState(() => pretty(schema));
   const [rawError, setRawError] = useState<string | null>(null);
-  // the schema changed from outside (undo, the raw editor, another tab): take it
-  if (key(fieldsToSchema(modelOf(state.rows, state.rootExtra))) !== key(schema)) setState(rowsOf(schema));
-  if (!rawError && rawText.trim() && (() => { try { return key(JSON.parse(rawText)) !== key(schema); } catch { return true; } })()) setRawText(schema ? JSON.stringify(schema, null, 2) : "");
-  if (!rawText.trim() && schema && !rawError) setRawText(JSON.stringify(schema, null, 2));
+  // the schema this form last showed or wrote: another value came from outside (undo, another
+  // tab), so both views take it (compared as written, never by re-deriving it from the rows)
+  const [seen, setSeen] = useState(() => key(schema));
+  if (seen !== key(schema)) {
+    setSeen(key(schema));
+    setState(rowsOf(schema));
+    setRawText(pretty(schema));
+    setRawError(null);
+  }
 
   const write = (rows: Row[]) => {
     setState({ rows, rootExtra: state.rootExtra });
     const next = fieldsToSchema(modelOf(rows, state.rootExtra));
     setRawError(null);
-    setRawText(next ? JSON.stringify(next, null, 2) : "");
+    setRawText(pretty(next));
+    setSeen(key(next));
     onChange(next);
+  };
+  const writeRaw = (v: JsonSchema | undefined) => {
+    setState(rowsOf(v));
+    setSeen(key(v));
+    onChange(v);
   };
   const set = (i: number, patch: Partial<Row>) => write(state.rows.map((r, j) => (j === i ? { ...r, ...patch } : r)));
   const names = state.rows.map((r) => r.name.trim());
@@ -168,12 +180,12 @@ export function InputsBuilder({ schema, onChange, readOnly, idPrefix = "inputs" 
             setRawText(e.target.value);
             if (!e.target.value.trim()) {
               setRawError(null);
-              return onChange(undefined);
+              return writeRaw(undefined);
             }
             try {
               const v = JSON.parse(e.target.value);
               setRawError(null);
-              onChange(v);
+              writeRaw(v);
             } catch (err) {
               setRawError(`Not JSON yet: ${(err as Error).message}`);
             }

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import types from "../test/node-types.fixture.json";
 import type { NodeType } from "../types";
 import { describeSchema, type FieldDesc } from "./schema";
+import { InputsBuilder } from "./InputsBuilder";
 import { SchemaForm } from "./SchemaForm";
 
 (globalThis as any).IS_REACT_ACT_ENVIRONMENT = true;
@@ -131,6 +132,24 @@ describe("SchemaForm", () => {
     act(() => root!.render(<SchemaForm fields={fields} value={value} onChange={(v) => (value = v)} />));
     expect(host.querySelector('[data-testid="field-script"]')).toBeNull();
     expect(host.querySelector('[data-testid="field-model"]')).not.toBeNull();
+  });
+});
+
+describe("InputsBuilder", () => {
+  it("shows a schema written in any key order and writes the fields it edits", () => {
+    let schema: any = { required: ["q"], properties: { q: { description: "Query", type: "string" } }, type: "object" };
+    const host = render(<InputsBuilder schema={schema} onChange={(s) => (schema = s)} idPrefix="in" />);
+    expect(host.querySelector<HTMLInputElement>('[data-testid="in-name-0"]')!.value).toBe("q");
+    expect(host.querySelector<HTMLInputElement>('[data-testid="in-required-0"]')!.checked).toBe(true);
+    type_(host.querySelector<HTMLInputElement>('[data-testid="in-description-0"]')!, "What to find");
+    expect(schema).toEqual({ type: "object", properties: { q: { type: "string", description: "What to find" } }, required: ["q"] });
+  });
+
+  it("keeps loose mapping values that look like numbers as strings", () => {
+    const fields = describeSchema({ type: "object", properties: { query: { type: "object", additionalProperties: true } } });
+    const host = render(<SchemaForm fields={fields} value={{ query: { page: "2", n: 3 } }} onChange={() => undefined} />);
+    expect(host.querySelector<HTMLInputElement>('[data-testid="field-query-value-0"]')!.value).toBe('"2"');
+    expect(host.querySelector<HTMLInputElement>('[data-testid="field-query-value-1"]')!.value).toBe("3");
   });
 });
 

@@ -12,16 +12,20 @@ export interface KvRow {
 /** How values are typed: strings as typed, or loose (JSON when it parses, else the text). */
 export type KvValues = "string" | "loose";
 
-export function formatValue(v: unknown): string {
+/** A value as row text. In loose rows a string that would read back as another type ("2",
+ * "true") is shown quoted, so reading the rows back gives the same object. */
+export function formatValue(v: unknown, values: KvValues = "loose"): string {
   if (v === undefined || v === null) return "";
-  return typeof v === "string" ? v : JSON.stringify(v);
+  if (typeof v !== "string") return JSON.stringify(v);
+  return values === "loose" && parseValue(v, "loose") !== v ? JSON.stringify(v) : v;
 }
 
-/** A value typed in a row: "5" -> 5, "true" -> true, '{"a":1}' -> object, anything else text. */
+/** A value typed in a row: 5 -> 5, true -> true, {"a":1} -> object, "5" -> the text 5, anything
+ * else the text as typed. */
 export function parseValue(text: string, values: KvValues): unknown {
   if (values === "string") return text;
   const t = text.trim();
-  if (/^(-?\d+(\.\d+)?|true|false|null)$/.test(t) || /^[[{]/.test(t)) {
+  if (/^(-?\d+(\.\d+)?|true|false|null)$/.test(t) || /^[[{"]/.test(t)) {
     try {
       return JSON.parse(t);
     } catch {
@@ -31,9 +35,9 @@ export function parseValue(text: string, values: KvValues): unknown {
   return text;
 }
 
-export function objectToRows(obj: Record<string, unknown> | null | undefined): KvRow[] {
+export function objectToRows(obj: Record<string, unknown> | null | undefined, values: KvValues = "loose"): KvRow[] {
   if (!obj || typeof obj !== "object") return [];
-  return Object.entries(obj).map(([key, value]) => ({ key, value: formatValue(value) }));
+  return Object.entries(obj).map(([key, value]) => ({ key, value: formatValue(value, values) }));
 }
 
 /** The object the rows mean (first row wins on a repeated name, nameless rows left out);

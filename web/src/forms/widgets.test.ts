@@ -20,6 +20,8 @@ describe("key-value rows", () => {
     const q = { page: 2, tags: ["a", "b"], q: "{{inputs.q}}", on: true };
     expect(rowsToObject(objectToRows(q), "loose")).toEqual(q);
     expect(rowsToObject([{ key: "x", value: "5" }], "string")).toEqual({ x: "5" });
+    const strings = { page: "2", flag: "true", q: "text" };
+    expect(rowsToObject(objectToRows(strings, "loose"), "loose")).toEqual(strings);
   });
 
   it("is the widget of free-form mappings; schemas stay JSON", () => {

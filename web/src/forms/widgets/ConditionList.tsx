@@ -127,7 +127,7 @@ export function ConditionList({ f, id, path, idPrefix, value, onChange, problems
                 id={`${base}.value`}
                 testId={`${base}.value`}
                 ariaLabel={`Condition ${i + 1}: value`}
-                value={formatValue(item.value)}
+                value={formatValue(item.value, "loose")}
                 suggestions={suggestions}
                 placeholder="value or {{reference}}"
                 onChange={(t) => set(i, "value", t === "" ? undefined : parseValue(t, "loose"))}

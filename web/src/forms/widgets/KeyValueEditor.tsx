@@ -22,14 +22,20 @@ function same(a: unknown, b: unknown): boolean {
 
 export function KeyValueEditor({ id, label, value, onChange, values, valueEnum, suggestions, templates, describedBy }: Props) {
   const obj = value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-  const [rows, setRows] = useState<KvRow[]>(() => objectToRows(obj));
+  const [rows, setRows] = useState<KvRow[]>(() => objectToRows(obj, values));
+  const [seen, setSeen] = useState<unknown>(obj);
   // the document changed from outside (undo, a fix): take its rows
-  if (!same(rowsToObject(rows, values), obj)) setRows(objectToRows(obj));
+  if (!same(seen, obj)) {
+    setSeen(obj);
+    setRows(objectToRows(obj, values));
+  }
   const one = singular(label);
   const dups = duplicateKeys(rows);
   const update = (next: KvRow[]) => {
+    const v = rowsToObject(next, values);
     setRows(next);
-    onChange(rowsToObject(next, values));
+    setSeen(v);
+    onChange(v);
   };
   const set = (i: number, patch: Partial<KvRow>) => update(rows.map((r, j) => (j === i ? { ...r, ...patch } : r)));
   return (
