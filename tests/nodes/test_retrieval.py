@@ -68,7 +68,9 @@ async def test_the_node_outputs_content_chunks_and_documents() -> None:
 async def test_empty_response_and_the_input_as_query() -> None:
     doc = flow(kb_ids=["faq"], empty_response="nothing")
     doc["nodes"][0]["config"]["query"] = ""
-    doc["nodes"].insert(0, {"id": "q", "type": "text", "config": {"operation": "template", "template": "zebras"}})
+    doc["nodes"].insert(
+        0, {"id": "q", "type": "text", "config": {"operation": "template", "template": "zebras"}}
+    )
     doc["edges"] = [{"source": "q", "target": "find"}]
     result = await plait.run(doc, {}, services=RunServices(knowledge=Shelf()))
     assert result.status == "completed", result.error
@@ -115,3 +117,31 @@ async def test_the_agent_tool() -> None:
     assert out["documents"] == ["kettle.docx"] and "Descale" in out["content"]
     empty = await tool.call({"query": "zebra"}, Ctx())
     assert empty["chunks"] == [] and empty["content"]
+
+
+async def test_an_agent_calls_the_retrieval_tool() -> None:
+    script = [
+        {"tool_calls": [{"name": "retrieval", "arguments": {"query": "descale", "kb_ids": ["manuals"]}}]},
+        {"content": "Descale it monthly."},
+    ]
+    doc = {
+        "schema": "plait/flow@1",
+        "id": "kb-agent",
+        "nodes": [
+            {
+                "id": "agent",
+                "type": "agent",
+                "config": {
+                    "provider": "scripted",
+                    "prompt": "kettle care?",
+                    "script": script,
+                    "tools": ["retrieval"],
+                },
+            }
+        ],
+        "edges": [],
+    }
+    result = await plait.run(doc, {}, services=RunServices(knowledge=Shelf()))
+    assert result.status == "completed", result.error
+    (call,) = result.nodes["agent"].output["tool_calls"]
+    assert call["status"] == "ok" and call["result"]["documents"] == ["kettle.docx"]
