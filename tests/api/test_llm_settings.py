@@ -218,3 +218,26 @@ async def test_a_made_up_provider_is_a_live_validation_problem(client: httpx.Asy
     node["config"] = {"provider": "openai", "model": "gpt-4o-mini", "prompt": "hi", "script": []}
     r = await client.post("/api/v1/flows/validate", json={"document": doc})
     assert r.json()["valid"], r.json()
+
+
+async def test_a_run_records_the_provider_and_model_that_answered(
+    client: httpx.AsyncClient, model_server: Any
+) -> None:
+    """Defect 2: the stored run detail and its events name who answered each model node."""
+    await _set(client, "OPENAI_BASE_URL", model_server.url)
+    await _set(client, "OPENAI_API_KEY", KEY, secret=True)
+    node = {
+        "id": "ask",
+        "type": "llm",
+        "config": {"provider": "openai", "model": "smol-b", "prompt": "hi", "stream": False},
+    }
+    r = await client.post("/api/v1/flows", json={"document": {"id": "rec", "nodes": [node], "edges": []}})
+    assert r.status_code == 201, r.text
+    r = await client.post("/api/v1/flows/rec/runs", params={"version": "draft"}, json={"inputs": {}})
+    assert r.status_code == 200 and r.json()["status"] == "completed", r.text
+    run_id = r.json()["id"]
+    detail = (await client.get(f"/api/v1/runs/{run_id}")).json()
+    assert detail["nodes"]["ask"]["output"] == "answered by smol-b"
+    assert detail["nodes"]["ask"]["model"] == {"provider": "openai", "model": "smol-b"}
+    events = (await client.get(f"/api/v1/runs/{run_id}/events")).text
+    assert '"model":{"provider":"openai","model":"smol-b"}' in events.replace(" ", "")

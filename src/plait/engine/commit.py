@@ -26,17 +26,22 @@ _CANCELLED = NodeStatus.CANCELLED
 _KIND_OK, _KIND_INTERRUPT, _KIND_CANCELLED = OutcomeKind.OK, OutcomeKind.INTERRUPT, OutcomeKind.CANCELLED
 
 _FINISHED_SETTERS = slot_setters(
-    ev.NodeFinished, ("ok", "output", "error", "duration_ms", "attempt", "branch", "usage")
+    ev.NodeFinished, ("ok", "output", "error", "duration_ms", "attempt", "branch", "usage", "model")
 )
 
 
 def node_finished(
-    output: Any, duration_ms: float, attempt: int, branch: list[str] | None, usage: dict[str, int] | None
+    output: Any,
+    duration_ms: float,
+    attempt: int,
+    branch: list[str] | None,
+    usage: dict[str, int] | None,
+    model: dict[str, str] | None = None,
 ) -> ev.NodeFinished:
     """`NodeFinished(True, output, ...)` for a node that succeeded, built without the frozen
     dataclass __init__ (see plait.engine.frozen): one per node, on the hot path."""
     data = new_instance(ev.NodeFinished)
-    s_ok, s_output, s_error, s_duration, s_attempt, s_branch, s_usage = _FINISHED_SETTERS
+    s_ok, s_output, s_error, s_duration, s_attempt, s_branch, s_usage, s_model = _FINISHED_SETTERS
     s_ok(data, True)
     s_output(data, output)
     s_error(data, None)
@@ -44,6 +49,7 @@ def node_finished(
     s_attempt(data, attempt)
     s_branch(data, branch)
     s_usage(data, usage)
+    s_model(data, model)
     return data
 
 
@@ -92,6 +98,7 @@ def commit(state: RunState, log: EventLog, idx: int, outcome: NodeOutcome) -> To
                 outcome.attempt,
                 None if ports is None else list(ports),
                 usage or None,
+                outcome.model,
             ),
             pn.id,
         )

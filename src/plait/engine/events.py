@@ -200,6 +200,8 @@ class NodeFinished(EventData):
     attempt: int = 1
     branch: list[str] | None = None
     usage: dict[str, int] | None = None
+    # Which provider and model answered the node's (last) model call: {"provider", "model"}.
+    model: dict[str, str] | None = None
 
     def wire(self) -> dict[str, Any]:
         out: dict[str, Any] = {"ok": self.ok}
@@ -213,6 +215,8 @@ class NodeFinished(EventData):
             out["branch"] = self.branch
         if self.usage:
             out["usage"] = self.usage
+        if self.model:
+            out["model"] = self.model
         return out
 
 

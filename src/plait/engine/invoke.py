@@ -51,6 +51,7 @@ class NodeOutcome:
     duration_ms: float = 0.0
     var_changes: dict[str, Any] | None = None  # flow variables the node set
     fatal: bool = False  # ERROR: the run's failure, not the node's (no `on_error` applies)
+    model: dict[str, str] | None = None  # OK: {provider, model} that answered (NodeResult.model)
 
 
 def format_error(exc: NodeError) -> str:
@@ -92,6 +93,8 @@ def call_inline(pn: PlanNode, ctx: NodeRunContext, budget: OutputBudget | None =
         outcome = NodeOutcome(
             _OK, result.output, result.ports, result.usage, None, None, 1, duration_ms, ctx.var_changes
         )
+        if result.model is not None:
+            outcome.model = result.model
     else:
         outcome = NodeOutcome(_OK, result, None, None, None, None, 1, duration_ms, ctx.var_changes)
     if budget is not None and (size := budget.over(outcome.output)) is not None:
@@ -149,6 +152,7 @@ async def call(
                 attempt=attempt,
                 duration_ms=(time.perf_counter() - t0) * 1000,
                 var_changes=ctx.var_changes,
+                model=result.model,
             )
         except InterruptRequest as req:
             return NodeOutcome(_INTERRUPT, interrupt=req, attempt=attempt, var_changes=ctx.var_changes)

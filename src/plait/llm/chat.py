@@ -66,6 +66,11 @@ def resolve(
     return found, models
 
 
+def answered_by(provider: Provider, response: ChatResponse) -> dict[str, str]:
+    """Which provider and model answered a call, as runs record it (`NodeFinished.model`)."""
+    return {"provider": provider.name, "model": response.model}
+
+
 async def chat(
     ctx: Any,
     *,
@@ -94,9 +99,12 @@ async def chat_with(
     for model in models or [request.model]:
         tried.append(model)
         try:
-            return await provider.chat(dataclasses.replace(request, model=model), on_delta=on_delta)
+            response = await provider.chat(dataclasses.replace(request, model=model), on_delta=on_delta)
         except ModelNotFoundError as exc:
             last = exc
+            continue
+        # The model that answered: the server's name for it, else the one asked for.
+        return response if response.model else dataclasses.replace(response, model=model)
     assert last is not None
     if len(tried) == 1:
         last.models_tried = tried

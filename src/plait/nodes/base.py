@@ -77,6 +77,7 @@ class NodeResult:
     output: Any = None
     ports: tuple[str, ...] | None = None
     usage: dict[str, int] | None = None
+    model: dict[str, str] | None = None  # {provider, model} that answered its (last) model call
 
 
 class NodeContext(Protocol):

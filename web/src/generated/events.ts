@@ -108,6 +108,9 @@ export interface NodeFinished {
   usage?: {
     [k: string]: number;
   };
+  model?: {
+    [k: string]: string;
+  };
 }
 export interface NodeSkipped {
   seq: number;

@@ -22,7 +22,7 @@ import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from plait.llm.base import ChatRequest, Message, ProviderError, ToolCall, ToolSpec, Usage
-from plait.llm.chat import chat_with, resolve
+from plait.llm.chat import answered_by, chat_with, resolve
 from plait.llm.scripted import ScriptedProvider
 from plait.nodes.base import InterruptRequest, Node, NodeContext, NodeError, NodeResult
 from plait.nodes.builtin.component_tools import component_tool, is_component_ref
@@ -159,6 +159,7 @@ class _Loop:
         self.log: list[dict[str, Any]] = []  # every tool call: name, args, status, result/error
         self.pending: list[ToolCall] = []  # calls of the last reply not handled yet
         self.decision: dict[str, Any] | None = None  # the approval answer for pending[0]
+        self.model: dict[str, str] | None = None  # {provider, model} of the last reply
 
     def state(self) -> dict[str, Any]:
         return {
@@ -167,6 +168,7 @@ class _Loop:
             "usage": self.usage.as_dict(),
             "log": self.log,
             "pending": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in self.pending],
+            "model": self.model,
         }
 
     @classmethod
@@ -177,6 +179,7 @@ class _Loop:
         loop.usage = Usage(state["usage"]["input_tokens"], state["usage"]["output_tokens"])
         loop.log = list(state["log"])
         loop.pending = [ToolCall(c["id"], c["name"], dict(c["arguments"])) for c in state["pending"]]
+        loop.model = state.get("model")  # absent in states saved before it was recorded
         return loop
 
 
@@ -308,7 +311,7 @@ class AgentNode(Node[AgentConfig]):
             loop.messages.append(Message("user", task))
         answer = await _run_agent(ctx, cfg, loop, top=True)
         output = {"content": answer, "tool_calls": loop.log, "steps": len(loop.call_lengths)}
-        return NodeResult(output, usage=loop.usage.as_dict())
+        return NodeResult(output, usage=loop.usage.as_dict(), model=loop.model)
 
 
 async def _offered_tools(ctx: NodeContext, cfg: AgentSettings) -> _Offered:
@@ -404,6 +407,7 @@ async def _run_agent(ctx: NodeContext, cfg: AgentSettings, loop: _Loop, *, top: 
         except ProviderError as exc:
             raise as_node_error(exc) from exc
         loop.usage = loop.usage + response.usage
+        loop.model = answered_by(provider, response)
         # "" rather than None beside tool calls: llama.cpp's server refuses a null assistant content.
         content = response.content if response.content is not None or not response.tool_calls else ""
         loop.messages.append(Message("assistant", content, tool_calls=list(response.tool_calls)))

@@ -17,7 +17,7 @@ from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from plait.llm import ChatRequest, Message, ProviderError, Usage, resolve
-from plait.llm.chat import chat_with
+from plait.llm.chat import answered_by, chat_with
 from plait.nodes.base import Node, NodeContext, NodeError, NodeResult
 from plait.nodes.llm_errors import as_node_error
 from plait.spec.model_settings import ModelSettings
@@ -53,6 +53,7 @@ async def _call(
     except ProviderError as exc:
         raise as_node_error(exc) from exc
     state["usage"] = state.get("usage", Usage()) + response.usage
+    state["model"] = answered_by(state["provider"], response)  # recorded on the node's event
     return response
 
 
@@ -217,7 +218,7 @@ class LlmNode(Node[LlmConfig]):
         state: dict[str, Any] = {}
         response = await _call(ctx, cfg, request, stream=cfg.stream, state=state)
         if cfg.output == "text":
-            return NodeResult(response.content or "", usage=state["usage"].as_dict())
+            return NodeResult(response.content or "", usage=state["usage"].as_dict(), model=state["model"])
         value, problem = self._check(response.content)
         if problem is not None:  # one corrective re-ask with what was wrong
             request.messages = [
@@ -236,7 +237,7 @@ class LlmNode(Node[LlmConfig]):
                     f"reply: {(response.content or '')[:200]!r}",
                     hint="make the prompt or output_schema clearer, or use a stronger model",
                 )
-        return NodeResult(value, usage=state["usage"].as_dict())
+        return NodeResult(value, usage=state["usage"].as_dict(), model=state["model"])
 
     def _check(self, content: str | None) -> tuple[Any, str | None]:
         try:
@@ -342,4 +343,5 @@ class CategorizeNode(Node[CategorizeConfig]):
             {"category": port, "input": text, "reply": response.content or ""},
             ports=(port,),
             usage=state["usage"].as_dict(),
+            model=state["model"],
         )

@@ -154,6 +154,8 @@ def node_states(
             n["duration_ms"] = data.duration_ms
             if data.usage:
                 n["usage"] = data.usage
+            if data.model:
+                n["model"] = data.model  # which provider and model answered
             if data.branch is not None:
                 n["ports"] = data.branch
         elif kind == ev.WAITING and isinstance(data, ev.Waiting):
