@@ -140,6 +140,12 @@ async def test_timeout_stops_a_long_sqlite_query(sqlite_db):
         await run_query(sqlite_db, slow, timeout_s=0.3)
 
 
+def test_a_model_s_code_fence_is_removed():
+    assert sql_module.strip_fence("```sql\nSELECT 1\n```") == "SELECT 1"
+    assert sql_module.strip_fence("  ```\nSELECT 1;\n```  ") == "SELECT 1;"
+    assert sql_module.strip_fence("SELECT '```'") == "SELECT '```'"
+
+
 def test_parser_accepts_reads():
     for ok in ("SELECT 1", "select a from t union select b from u", "WITH x AS (SELECT 1) SELECT * FROM x"):
         assert check_statement(ok, "postgres") == ok

@@ -30,6 +30,7 @@ import datetime as dt
 import decimal
 import logging
 import os
+import re
 import time
 import uuid
 from collections.abc import Sequence
@@ -119,6 +120,15 @@ def parse_url(url: str) -> Database:
         hint="use sqlite:///path.db or postgresql://user:password@host:5432/dbname",
         fatal=True,
     )
+
+
+_FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*\s*\n(?P<body>.*?)\n?\s*```\s*$", re.S)
+
+
+def strip_fence(sql: str) -> str:
+    """The SQL inside a markdown code fence (what a model often writes), else `sql` unchanged."""
+    found = _FENCE.match(sql)
+    return found.group("body") if found else sql
 
 
 def check_statement(sql: str, dialect: str, *, allow_write: bool = False) -> str:
@@ -345,7 +355,7 @@ async def run_query(
 ) -> dict[str, Any]:
     """Check and run one statement on the database at `url`; see the module docstring."""
     db = parse_url(url)
-    statement = check_statement(sql, db.dialect, allow_write=allow_write)
+    statement = check_statement(strip_fence(sql), db.dialect, allow_write=allow_write)
     max_rows = max(1, min(int(max_rows), MAX_ROWS_CAP))
     runner = _run_sqlite if db.kind == "sqlite" else _run_postgres
     try:

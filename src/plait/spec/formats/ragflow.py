@@ -53,7 +53,9 @@ from plait.spec.formats.ragflow_components import (
     LOOP_NAMES,
     MAP_NAMES,
     OPERATORS,
+    SECRET_PARAMS,
     TOOL_HINT,
+    TOOL_SETTINGS,
     TOOLS,
     Built,
     Mapping,
@@ -273,9 +275,14 @@ class _Importer:
             self.unsupported(c, f"agent tool {name!r}: unknown to plait (remove it from the agent's tools)")
             return None
         params = as_dict(spec.get("params")) if isinstance(spec, dict) else {}
-        if params.get("api_key") or (
-            isinstance(spec, dict) and c.name == spec.get("component_name") and c.params.get("api_key")
-        ):
+        own = isinstance(spec, dict) and c.name == spec.get("component_name")
+        settings = TOOL_SETTINGS.get(name.lower().replace(" ", ""))
+        if settings and any(params.get(k) or (own and c.params.get(k)) for k in SECRET_PARAMS):
+            self.warn(
+                f"{c.id}: the {name} connection settings in the document are not imported; store "
+                f"them as variables: {settings} (see docs/secrets.md)"
+            )
+        elif params.get("api_key") or (own and c.params.get("api_key")):
             self.warn(
                 f"{c.id}: the {name} API key in the document is not imported; store it as a "
                 "variable (e.g. TAVILY_API_KEY, see docs/secrets.md)"

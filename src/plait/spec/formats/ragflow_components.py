@@ -735,10 +735,19 @@ def _tool_component(c: Component, ctx: Context, arg: str = "query") -> Built:
             else:
                 query = query.get("value")
     config: dict[str, Any] = {"tool": tool}
+    renamed = TOOL_ARGS.get(c.name.lower(), {})
+    arg = renamed.get("query", arg)
     if query:
         config["args"] = {arg: ctx.ref(query)}
-    else:
+    elif c.name.lower() not in TOOL_ARGS or "query" in renamed:
         config["input_param"] = arg
+    for src, dst in renamed.items():
+        value = p.get(src)
+        if src != "query" and value not in (None, "", []):
+            config.setdefault("args", {})[dst] = ctx.ref(value) if isinstance(value, str) else value
+    if c.name.lower() == "crawler" and p.get("extract_type"):
+        kind = str(p["extract_type"])
+        config.setdefault("args", {})["format"] = {"content": "text"}.get(kind, kind)
     top_n = _number(p.get("top_n"))
     if top_n:
         config.setdefault("args", {})["max_results"] = int(top_n)
@@ -759,6 +768,107 @@ def _template(c: Component, ctx: Context) -> Built:
             "template": str(ctx.template(v1_placeholders(c, str(c.params.get("content") or ""), ctx))),
         },
     )
+
+
+# RAGFlow ExeSQL's db_type -> the URL scheme of the connection it needs (plait runs PostgreSQL and
+# SQLite; other databases are named in the warning).
+_SQL_SCHEMES = {"postgres": "postgresql", "postgresql": "postgresql"}
+
+
+def _exesql(c: Component, ctx: Context) -> Built:
+    """ExeSQL -> `sql`: the statement and row limit; the connection (host, user, password) is
+    never imported: the node reads its URL from the stored variable SQL_URL."""
+    p = c.params
+    config: dict[str, Any] = {"connection": "SQL_URL"}
+    sql = p.get("sql")
+    if isinstance(sql, str) and sql.strip():
+        config["query"] = ctx.template(sql)
+    records = _number(p.get("max_records"))
+    if records and records >= 1:
+        config["max_rows"] = min(int(records), 10_000)
+    db_type = str(p.get("db_type") or "mysql").lower()
+    scheme = _SQL_SCHEMES.get(db_type)
+    where = f"{p.get('host') or 'host'}:{p.get('port') or 5432}/{p.get('database') or 'database'}"
+    user = str(p.get("username") or "user")
+    if scheme:
+        url = f"{scheme}://{user}:<password>@{where}"
+        ctx.warn(f"{c.id}: the database connection is not imported; store {url} as the variable SQL_URL")
+    else:
+        ctx.warn(
+            f"{c.id}: plait's sql node runs on PostgreSQL and SQLite, not {db_type}: store the URL "
+            "of a PostgreSQL or SQLite copy of the data as the variable SQL_URL"
+        )
+    return Built("sql", config, retry=retry_policy(p))
+
+
+def _sql_path(c: Component, path: Path) -> Path:
+    """ExeSQL's `formalized_content` is the node's markdown table, its `json` the rows."""
+    renamed = {"formalized_content": "markdown", "json": "rows"}
+    return (renamed[str(path[0])], *path[1:]) if path and path[0] in renamed else path
+
+
+def _docs_generator(c: Component, ctx: Context) -> Built:
+    """DocsGenerator / DocGenerator -> `document`: content, output format, file name (headers,
+    footers and watermarks are RAGFlow's PDF decorations, not imported)."""
+    p = c.params
+    config: dict[str, Any] = {}
+    content = p.get("content")
+    if isinstance(content, str) and content:
+        config["content"] = ctx.template(content)
+    fmt = str(p.get("output_format") or "pdf").lower()
+    config["format"] = {"markdown": "md", "text": "txt"}.get(fmt, fmt)
+    if p.get("filename"):
+        config["filename"] = ctx.template(str(p["filename"]))
+    if any(p.get(k) for k in ("header_text", "footer_text", "watermark_text")):
+        ctx.warn(f"{c.id}: header, footer and watermark texts are not imported (plait numbers the pages)")
+    return Built("document", config, retry=retry_policy(p))
+
+
+def _excel_processor(c: Component, ctx: Context) -> Built:
+    """ExcelProcessor -> `spreadsheet`: `read` of its first input file, or `output` (a file
+    written from `transform_data`); `merge` and `transform` have no plait equivalent."""
+    p = c.params
+    op = str(p.get("operation") or "read").lower()
+    if op == "output":
+        config: dict[str, Any] = {"operation": "write", "file_format": str(p.get("output_format") or "xlsx")}
+        if p.get("transform_data"):
+            config["data"] = ctx.ref(p["transform_data"])
+        config["filename"] = str(p.get("output_filename") or "output")
+        return Built("spreadsheet", config)
+    if op != "read":
+        ctx.unsupported(
+            c,
+            f"ExcelProcessor operation {op!r}: plait reads and writes spreadsheets; join or reshape "
+            "the rows with a code or data_ops node between a read and a write",
+        )
+        return Built("spreadsheet", {})
+    files = [f for f in as_list(p.get("input_files")) if f]
+    config = {"operation": "read"}
+    if files:
+        config["source"] = ctx.ref(files[0])
+        if len(files) > 1:
+            ctx.warn(f"{c.id}: only the first of its {len(files)} input files is read (add a node per file)")
+    sheets = str(p.get("sheet_selection") or "all")
+    if sheets not in ("all", "first"):
+        config["sheet"] = sheets.split(",")[0].strip()
+    elif sheets == "all":
+        ctx.warn(f"{c.id}: plait reads one sheet per node (the first); set `sheet` to read another")
+    return Built("spreadsheet", config)
+
+
+def _excel_path(c: Component, path: Path) -> Path:
+    """ExcelProcessor's `data` is the node's `sheets` ({name: rows}); `attachment` the written
+    file (the node's whole output)."""
+    if path and path[0] == "data":
+        return ("sheets", *path[1:])
+    if path and path[0] == "attachment":
+        return path[1:]
+    return path
+
+
+def _download_path(c: Component, path: Path) -> Path:
+    """DocsGenerator's `download` is the node's whole output (the file's reference)."""
+    return path[1:] if path and path[0] == "download" else path
 
 
 def passthrough(mapping: Mapping, plait_type: str) -> Build:
@@ -914,24 +1024,24 @@ MAPPINGS: tuple[Mapping, ...] = (
     ),
     Mapping(
         ("ExeSQL",),
-        ("sql", "exe_sql"),
-        None,
+        ("sql",),
+        _exesql,
         _NEEDS_NODE.format(kind="sql", instead="code or http"),
-        passthrough={"sql": "query", "max_records": "max_rows", "timeout": "timeout_s"},
+        output_path=_sql_path,
     ),
     Mapping(
         ("DocsGenerator", "DocGenerator"),
         ("document",),
-        None,
+        _docs_generator,
         _NEEDS_NODE.format(kind="document", instead="message or code"),
-        passthrough={"content": "content", "output_format": "format", "filename": "filename"},
+        output_path=_download_path,
     ),
     Mapping(
         ("ExcelProcessor",),
         ("spreadsheet",),
-        None,
+        _excel_processor,
         _NEEDS_NODE.format(kind="spreadsheet", instead="code"),
-        passthrough={},
+        output_path=_excel_path,
     ),
     Mapping(
         ("Browser",),
@@ -942,6 +1052,20 @@ MAPPINGS: tuple[Mapping, ...] = (
     Mapping(("Parallel",), (), None, "use a map node (plait runs a map's items in parallel)"),
 )
 
+# Canvas tool components whose RAGFlow params are not the plait tool's `query`: param -> argument.
+TOOL_ARGS: dict[str, dict[str, str]] = {
+    "crawler": {"query": "url"},
+    "tavilyextract": {"urls": "urls", "extract_depth": "extract_depth", "format": "format"},
+    "email": {"to_email": "to", "cc_email": "cc", "subject": "subject", "content": "content"},
+}
+# Tools whose RAGFlow params hold a connection or credentials: the variables plait reads instead.
+TOOL_SETTINGS: dict[str, str] = {
+    "exesql": "SQL_URL (postgresql://user:password@host:5432/db)",
+    "email": "SMTP_HOST, SMTP_PORT, SMTP_USER, SMTP_PASSWORD, SMTP_FROM",
+    "github": "GITHUB_TOKEN",
+    "pubmed": "NCBI_API_KEY",
+}
+SECRET_PARAMS = ("api_key", "password", "smtp_server", "host", "email")
 # Agent tools: RAGFlow component_name -> plait tool names, first available wins.
 TOOLS: dict[str, tuple[str, ...]] = {
     "duckduckgo": ("web_search",),
