@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from bs4 import BeautifulSoup, NavigableString, Tag
+from bs4 import BeautifulSoup
+from bs4.element import NavigableString, Tag
 
 from plait.tools._http import fetch
 from plait.tools.base import Tool, ToolCallContext, ToolError
@@ -23,7 +24,32 @@ MAX_CHARS_CAP = 200_000
 _DROP = ("script", "style", "noscript", "template", "svg", "canvas", "iframe", "nav", "header",
          "footer", "aside", "form", "button", "select", "input", "textarea", "object", "embed")  # fmt: skip
 _BLOCKS = frozenset(
-    ["p", "div", "section", "article", "main", "li", "ul", "ol", "table", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "dd", "dt", "dl", "br", "hr", "figure"]
+    [
+        "p",
+        "div",
+        "section",
+        "article",
+        "main",
+        "li",
+        "ul",
+        "ol",
+        "table",
+        "tr",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "pre",
+        "blockquote",
+        "dd",
+        "dt",
+        "dl",
+        "br",
+        "hr",
+        "figure",
+    ]
 )
 _BLANKS = re.compile(r"\n{3,}")
 _SPACES = re.compile(r"[ \t\f\v\u00a0]+")
@@ -32,9 +58,7 @@ _SPACES = re.compile(r"[ \t\f\v\u00a0]+")
 def _main_part(soup: BeautifulSoup) -> Tag:
     for tag in soup.find_all(_DROP):
         tag.decompose()
-    for tag in soup.find_all(attrs={"hidden": True}):
-        tag.decompose()
-    for tag in soup.find_all(attrs={"aria-hidden": "true"}):
+    for tag in soup.select('[hidden], [aria-hidden="true"]'):
         tag.decompose()
     for name in ("main", "article"):
         found = soup.find(name)

@@ -39,14 +39,16 @@ class _PinnedSMTP(smtplib.SMTP):
     pinned: str = ""
 
     def _get_socket(self, host: str, port: int, timeout: float) -> socket.socket:
-        return super()._get_socket(self.pinned or host, port, timeout)
+        sock: socket.socket = super()._get_socket(self.pinned or host, port, timeout)  # type: ignore[misc]
+        return sock
 
 
 class _PinnedSMTPSSL(smtplib.SMTP_SSL):
     pinned: str = ""
 
     def _get_socket(self, host: str, port: int, timeout: float) -> socket.socket:
-        return super()._get_socket(self.pinned or host, port, timeout)
+        sock: socket.socket = super()._get_socket(self.pinned or host, port, timeout)  # type: ignore[misc]
+        return sock
 
 
 def _addresses(value: Any, field: str) -> list[str]:

@@ -40,7 +40,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import aiosqlite
-import asyncpg
+import asyncpg  # type: ignore[import-untyped]
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
@@ -273,7 +273,7 @@ async def _run_sqlite(
         try:
             async with asyncio.timeout(timeout_s + 0.5):
                 cursor = await conn.execute(sql, params if params is not None else ())
-                raw = await cursor.fetchmany(max_rows + 1)
+                raw = [tuple(r) for r in await cursor.fetchmany(max_rows + 1)]
                 columns = [d[0] for d in cursor.description or ()]
                 await cursor.close()
                 if allow_write:

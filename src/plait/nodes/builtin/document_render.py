@@ -17,8 +17,10 @@ import io
 import re
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
-from bs4 import BeautifulSoup, NavigableString, Tag
+from bs4 import BeautifulSoup
+from bs4.element import NavigableString, PageElement, Tag
 from docx import Document as DocxDocument
 from docx.shared import Pt
 from markdown_it import MarkdownIt
@@ -65,7 +67,7 @@ def to_html_body(content: str, input_format: str) -> str:
         return "".join(
             "<p>" + html_lib.escape(p.strip()).replace("\n", "<br>") + "</p>\n" for p in paragraphs
         )
-    return MarkdownIt("commonmark", {"html": False}).enable("table").render(content)
+    return str(MarkdownIt("commonmark", {"html": False}).enable("table").render(content))
 
 
 def html_page(body: str, title: str) -> str:
@@ -130,10 +132,16 @@ def _fonts() -> tuple[str, str, str, str, str]:
     return ("Vera", "VeraBd", "VeraIt", "VeraBI", "Courier")
 
 
-def _inline(el: Tag | NavigableString, mono: str) -> str:
+def _tags(el: Tag, names: str | tuple[str, ...], *, recursive: bool = True) -> list[Tag]:
+    return [t for t in el.find_all(names, recursive=recursive) if isinstance(t, Tag)]
+
+
+def _inline(el: PageElement, mono: str) -> str:
     """reportlab's paragraph markup for an element's inline content (escaped)."""
     if isinstance(el, NavigableString):
         return html_lib.escape(str(el), quote=False) if type(el) is NavigableString else ""
+    if not isinstance(el, Tag):
+        return ""
     inner = "".join(_inline(c, mono) for c in el.children)
     name = el.name
     if name in ("strong", "b"):
@@ -191,7 +199,7 @@ def _pdf(body: str, title: str) -> bytes:
                 out.append(Paragraph(text, style))
 
         for child in el.children:
-            if isinstance(child, NavigableString) or child.name not in _BLOCK_TAGS:
+            if not isinstance(child, Tag) or child.name not in _BLOCK_TAGS:
                 loose.append(_inline(child, mono))
                 continue
             flush()
@@ -203,7 +211,7 @@ def _pdf(body: str, title: str) -> bytes:
             elif name in ("ul", "ol"):
                 items = [
                     ListItem(blocks(li, style) or [Paragraph("", style)], leftIndent=12)
-                    for li in child.find_all("li", recursive=False)
+                    for li in _tags(child, "li", recursive=False)
                 ]
                 if items:
                     out.append(
@@ -224,8 +232,8 @@ def _pdf(body: str, title: str) -> bytes:
                 out.append(HRFlowable(width="100%", color=colors.lightgrey, spaceBefore=6, spaceAfter=6))
             elif name == "table":
                 rows = [
-                    [Paragraph(_inline(c, mono), cell) for c in tr.find_all(("td", "th"))]
-                    for tr in child.find_all("tr")
+                    [Paragraph(_inline(c, mono), cell) for c in _tags(tr, ("td", "th"))]
+                    for tr in _tags(child, "tr")
                 ]
                 rows = [r for r in rows if r]
                 if rows:
@@ -251,7 +259,7 @@ def _pdf(body: str, title: str) -> bytes:
         topMargin=18 * mm, bottomMargin=18 * mm,
     )  # fmt: skip
 
-    def page_number(canvas, document) -> None:  # noqa: ANN001 (reportlab's callback)
+    def page_number(canvas: Any, document: Any) -> None:
         canvas.saveState()
         canvas.setFont(regular, 8)
         canvas.setFillColor(colors.grey)
@@ -276,13 +284,17 @@ def _docx(body: str, title: str) -> bytes:
     doc.core_properties.title = title
     doc.core_properties.author = "plait"
 
-    def runs(paragraph, el: Tag | NavigableString, bold=False, italic=False, code=False) -> None:  # noqa: ANN001
+    def runs(
+        paragraph: Any, el: PageElement, bold: bool = False, italic: bool = False, code: bool = False
+    ) -> None:
         if isinstance(el, NavigableString):
             if type(el) is NavigableString and str(el):
                 run = paragraph.add_run(str(el))
                 run.bold, run.italic = bold or None, italic or None
                 if code:
                     run.font.name = "Courier New"
+            return
+        if not isinstance(el, Tag):
             return
         name = el.name
         if name == "br":
@@ -297,7 +309,7 @@ def _docx(body: str, title: str) -> bytes:
             )  # fmt: skip
 
     def blocks(el: Tag, list_style: str | None = None, quote: bool = False) -> None:
-        loose: list[Tag | NavigableString] = []
+        loose: list[PageElement] = []
 
         def flush() -> None:
             if any(str(x).strip() for x in loose):
@@ -307,7 +319,7 @@ def _docx(body: str, title: str) -> bytes:
             loose.clear()
 
         for child in el.children:
-            if isinstance(child, NavigableString) or child.name not in _BLOCK_TAGS:
+            if not isinstance(child, Tag) or child.name not in _BLOCK_TAGS:
                 loose.append(child)
                 continue
             flush()
@@ -321,7 +333,7 @@ def _docx(body: str, title: str) -> bytes:
                 list_style = None if list_style else None
             elif name in ("ul", "ol"):
                 style = "List Number" if name == "ol" else "List Bullet"
-                for li in child.find_all("li", recursive=False):
+                for li in _tags(child, "li", recursive=False):
                     blocks(li, list_style=style, quote=quote)
             elif name == "pre":
                 p = doc.add_paragraph()
@@ -333,7 +345,7 @@ def _docx(body: str, title: str) -> bytes:
             elif name == "hr":
                 doc.add_paragraph("―" * 20)
             elif name == "table":
-                rows = [tr.find_all(("td", "th")) for tr in child.find_all("tr")]
+                rows = [_tags(tr, ("td", "th")) for tr in _tags(child, "tr")]
                 rows = [r for r in rows if r]
                 if rows:
                     width = max(len(r) for r in rows)

@@ -318,8 +318,8 @@ class SpreadsheetNode(Node[SpreadsheetConfig]):
                     f"no file {str(ref)[:12]}... in this run",
                     "give the output of a document or spreadsheet node of this run",
                 )
-            artifact, data = found
-            return data, artifact.filename
+            artifact, stored = found
+            return stored, artifact.filename
         data, filename = _decode_source(value)
         limit = max_artifact_bytes()
         if len(data) > limit:
