@@ -304,9 +304,10 @@ class RagflowAgents:
                 continue
             translated = mapper.translate(e)
             if translated and translated[0].event == "waiting_for_user":
-                now = await svc.runs.require(session.run_id)
-                if now.status != RunStatus.WAITING or now.last_seq > e.seq:
-                    mapper.ended = False  # that pause was answered since: go on
+                # A pause the log goes on after was answered since: not asked again, go on. (Not
+                # the run's status: a live event can arrive before its row says `waiting`.)
+                if await svc.runs.events_after(session.run_id, e.seq):
+                    mapper.ended = False
                     continue
             for item in translated:
                 yield item
