@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import uuid
+from urllib.parse import urlsplit
 
 import asyncpg
 import pytest
@@ -172,7 +173,8 @@ async def test_agent_tool_reads_and_refuses(sqlite_db):
 
 @pytest.mark.skipif(not POSTGRES_URL, reason="set PLAIT_TEST_POSTGRES_URL to test PostgreSQL")
 async def test_postgresql(monkeypatch):
-    monkeypatch.setenv("PLAIT_HTTP_ALLOW", "127.0.0.1,localhost,::1")
+    host = urlsplit(POSTGRES_URL).hostname or "localhost"
+    monkeypatch.setenv("PLAIT_HTTP_ALLOW", f"{host},127.0.0.1,localhost")
     dsn = "postgresql://" + POSTGRES_URL.split("://", 1)[1]
     table = f"sql_node_{uuid.uuid4().hex[:8]}"
     conn = await asyncpg.connect(dsn)
