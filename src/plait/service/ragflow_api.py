@@ -14,10 +14,10 @@ business code RAGFlow's envelope (`{code, data, message}`) carries for each.
 
 from __future__ import annotations
 
+import builtins
 import json
 import re
 import uuid
-import builtins
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from email.utils import formatdate
@@ -303,12 +303,12 @@ class RagflowAgents:
                 yield None
                 continue
             translated = mapper.translate(e)
-            if translated and translated[0].event == "waiting_for_user":
-                # A pause the log goes on after was answered since: not asked again, go on. (Not
-                # the run's status: a live event can arrive before its row says `waiting`.)
-                if await svc.runs.events_after(session.run_id, e.seq):
-                    mapper.ended = False
-                    continue
+            # A pause the log goes on after was answered since: not asked again, go on. (Not the
+            # run's status: a live event can arrive before its row says `waiting`.)
+            paused = bool(translated) and translated[0].event == "waiting_for_user"
+            if paused and await svc.runs.events_after(session.run_id, e.seq):
+                mapper.ended = False
+                continue
             for item in translated:
                 yield item
             if mapper.ended:
