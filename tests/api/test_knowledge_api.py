@@ -4,11 +4,16 @@ chunk, on SQLite and on PostgreSQL (PLAIT_TEST_POSTGRES_URL)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
 
 from knowledge_docs import QUESTION, three_documents
+from plait.nodes import default_registry
+from plait.spec.formats import import_ragflow
+from plait.spec.formats.ragflow_export import export_ragflow
+from plait.tools import default_tools
 
 
 def rf(name: str, params: dict[str, Any], down: list[str]) -> dict[str, Any]:
@@ -114,3 +119,18 @@ async def test_manage_bases_documents_and_search(client: httpx.AsyncClient) -> N
     assert all(c["document_name"] != "refunds.pdf" for c in r.json()["chunks"])
     assert (await client.delete(f"/api/v1/knowledge/{kb['id']}")).status_code == 204
     assert (await client.get(f"/api/v1/knowledge/{kb['id']}")).status_code == 404
+
+
+def test_retrieval_round_trips_through_ragflow_export() -> None:
+    catalog = default_registry()
+    tools = default_tools().names()
+    doc = import_ragflow(ragflow_retrieval_agent(["support"]), catalog=catalog, tools=tools).document
+    exported = export_ragflow(doc, catalog=catalog)
+    params = exported["components"]["Retrieval:FindPolicy"]["obj"]["params"]
+    assert (
+        params["kb_ids"] == ["support"]
+        and params["top_n"] == 1
+        and params["keywords_similarity_weight"] == 0.7
+    )
+    assert "{Retrieval:FindPolicy@formalized_content}" in json.dumps(exported)
+    assert import_ragflow(exported, catalog=catalog, tools=tools).document["nodes"] == doc["nodes"]

@@ -183,6 +183,8 @@ class _Exporter:
             p = ["category_name", *p[1:]]
         elif kind == "http" and p and p[0] == "body":
             p = ["result", *p[1:]]
+        elif kind == "retrieval" and p and p[0] in ("content", "chunks"):
+            p = ["formalized_content" if p[0] == "content" else "json", *p[1:]]
         elif kind in ("text", "data_ops", "list_ops", "tool"):
             if p and p[0] == "0" and kind == "list_ops":
                 p = ["first", *p[1:]]
