@@ -170,7 +170,7 @@ export function InputsBuilder({ schema, onChange, readOnly, idPrefix = "inputs" 
         <textarea
           id={`${p}-schema`}
           rows={6}
-          data-testid="flow-inputs-schema"
+          data-testid={`${p}-schema`}
           aria-label="Inputs as JSON Schema"
           value={rawText}
           disabled={readOnly}
