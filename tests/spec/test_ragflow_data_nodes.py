@@ -5,6 +5,7 @@ file, a real SMTP server, a local HTTP server)."""
 from __future__ import annotations
 
 import io
+import json
 import socket
 import sqlite3
 from typing import Any
@@ -18,6 +19,7 @@ from plait.engine.services import RunServices
 from plait.nodes.artifacts import MemoryArtifacts
 from plait.nodes.registry import default_registry
 from plait.spec.formats import RagflowImportError, import_ragflow
+from plait.spec.formats.ragflow_export import export_ragflow
 from plait.tools.builtin import default_tools
 
 TOOLS = default_tools().names()
@@ -252,3 +254,50 @@ async def test_canvas_email_and_crawler_components_run_as_tool_nodes(smtp, tmp_p
     )
     node = next(n for n in crawler["nodes"] if n["id"] == "Crawler:C")
     assert node["config"] == {"tool": "crawler", "args": {"url": "{{sys.query}}", "format": "text"}}
+
+
+def _without_plait(exported: dict[str, Any]) -> dict[str, Any]:
+    out = json.loads(json.dumps(exported))
+    out.pop("plait", None)
+    for node in out["graph"]["nodes"]:
+        node["data"].pop("plait", None)
+    return out
+
+
+def test_export_round_trip_of_the_data_nodes_and_tools():
+    components = {
+        **SQL_AGENT,
+        "Message:Out": component("Message", {"content": ["{ExcelProcessor:Read@markdown}"]}, ["Agent:A"]),
+        "Agent:A": component(
+            "Agent",
+            {
+                "llm_id": "m@OpenAI",
+                "tools": [{"component_name": name} for name in ("ExeSQL", "Email", "GitHub")],
+            },
+            ["Crawler:C"],
+        ),
+        "Crawler:C": component("Crawler", {"query": "{sys.query}", "extract_type": "markdown"}, ["PubMed:P"]),
+        "PubMed:P": component("PubMed", {"query": "{Crawler:C@formalized_content}", "top_n": 3}),
+    }
+    first, _ = imported(components)
+    exported = json.loads(json.dumps(export_ragflow(first, catalog=default_registry())))
+    names = {cid: c["obj"]["component_name"] for cid, c in exported["components"].items()}
+    assert names["ExeSQL:Query"] == "ExeSQL" and names["DocsGenerator:Doc"] == "DocsGenerator"
+    assert names["ExcelProcessor:Write"] == names["ExcelProcessor:Read"] == "ExcelProcessor"
+    sql = exported["components"]["ExeSQL:Query"]["obj"]["params"]
+    assert sql["sql"] == "{sys.query}" and sql["password"] == "" and sql["max_records"] == 50
+    agent = exported["components"]["Agent:A"]["obj"]["params"]
+    assert [t["component_name"] for t in agent["tools"]] == ["ExeSQL", "Email", "GitHub"]
+    assert exported["components"]["Crawler:C"]["obj"]["params"] == {
+        "query": "sys.query",
+        "extract_type": "markdown",
+    }
+
+    again = import_ragflow(exported, catalog=default_registry(), tools=TOOLS)
+    assert again.problems == [] and again.document == first
+    # From RAGFlow's params alone (every node edited there), the same nodes and configs come back.
+    converted = import_ragflow(_without_plait(exported), catalog=default_registry(), tools=TOOLS)
+    by_id = {n["id"]: n for n in converted.document["nodes"]}
+    for node in first["nodes"]:
+        if node["type"] in ("sql", "document", "spreadsheet", "tool"):
+            assert by_id[node["id"]]["config"] == node["config"], node["id"]

@@ -19,7 +19,7 @@ from typing import Any
 from plait.errors import PlaitError
 from plait.expr.refs import Ref, TemplateError, parse_ref
 from plait.spec.formats.ragflow import FORMAT, digest
-from plait.spec.formats.ragflow_components import MAPPINGS, TOOLS, safe_name
+from plait.spec.formats.ragflow_components import MAPPINGS, TOOL_ARGS, TOOLS, safe_name
 from plait.spec.formats.ragflow_dsl import Component
 from plait.spec.formats.ragflow_refs import rewrite_template
 from plait.spec.loader import parse_document
@@ -51,8 +51,29 @@ _TOOLS_BACK = {
     "wikipedia": "Wikipedia",
     "arxiv": "ArXiv",
     "http_request": "Invoke",
+    "sql": "ExeSQL",
+    "email": "Email",
+    "crawler": "Crawler",
+    "tavily_extract": "TavilyExtract",
+    "pubmed": "PubMed",
+    "github": "GitHub",
 }
-_TOOL_COMPONENTS = {"web_search": "DuckDuckGo", "wikipedia": "Wikipedia", "arxiv": "ArXiv"}
+_TOOL_COMPONENTS = {
+    "web_search": "DuckDuckGo",
+    "wikipedia": "Wikipedia",
+    "arxiv": "ArXiv",
+    "email": "Email",
+    "crawler": "Crawler",
+    "tavily_extract": "TavilyExtract",
+    "pubmed": "PubMed",
+    "github": "GitHub",
+}
+# Where a plait node's output lands in RAGFlow's outputs (the importer's output paths, reversed).
+_OUTPUTS_BACK = {
+    "sql": {"markdown": "formalized_content", "rows": "json"},
+    "spreadsheet": {"sheets": "data"},
+}
+_WHOLE_OUTPUT = {"document": "download", "spreadsheet": "attachment", "sql": "formalized_content"}
 _FACTORIES_BACK = {"openai": "OpenAI", "anthropic": "Anthropic", "groq": "Groq", "ollama": "Ollama"}
 _NODE_TYPES = {
     "Begin": "beginNode",
@@ -183,6 +204,9 @@ class _Exporter:
             p = ["category_name", *p[1:]]
         elif kind == "http" and p and p[0] == "body":
             p = ["result", *p[1:]]
+        elif kind in _WHOLE_OUTPUT:
+            renamed = _OUTPUTS_BACK.get(str(kind), {})
+            p = [renamed.get(p[0], p[0]), *p[1:]] if p else [_WHOLE_OUTPUT[str(kind)]]
         elif kind == "retrieval" and p and p[0] in ("content", "chunks"):
             p = ["formalized_content" if p[0] == "content" else "json", *p[1:]]
         elif kind in ("text", "data_ops", "list_ops", "tool"):
@@ -846,10 +870,71 @@ class _Exporter:
             self._problem(node, f"the tool {cfg.get('tool')!r} has no RAGFlow component")
             return None
         args = dict(cfg.get("args") or {})
+        back = {dst: src for src, dst in TOOL_ARGS.get(name.lower(), {}).items()}
+        if back:  # tools whose input is not `query` (Email, Crawler, TavilyExtract)
+            params: dict[str, Any] = {
+                back.get(str(k), str(k)): self.bare(v)
+                for k, v in args.items()
+                if k != "format" or name != "Crawler"
+            }
+            if name == "Crawler" and args.get("format"):
+                params["extract_type"] = {"text": "content"}.get(str(args["format"]), args["format"])
+            if cfg.get("input_param"):
+                param = str(cfg["input_param"])
+                params[back.get(param, param)] = "sys.query"
+            return name, params
         p: dict[str, Any] = {"query": self.bare(args.pop("query", "")) or "sys.query"}
         if "max_results" in args:
             p["top_n"] = args.pop("max_results")
         return name, p
+
+    def _x_sql(self, node: dict[str, Any], cfg: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+        if not cfg.get("query"):
+            self._problem(node, "its input is the statement; set `query` (RAGFlow's ExeSQL needs its sql)")
+            return None
+        self.warnings.append(
+            f"{node['id']}: the database connection stays in plait's variable "
+            f"{cfg.get('connection') or 'SQL_URL'}; set host, database and user in RAGFlow"
+        )
+        p = {"sql": self.template(cfg["query"]), "db_type": "postgres", "host": "", "port": 5432,
+             "database": "", "username": "", "password": "", "max_records": cfg.get("max_rows", 1024)}  # fmt: skip
+        return "ExeSQL", p
+
+    def _x_document(self, node: dict[str, Any], cfg: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+        if not cfg.get("content"):
+            self._problem(node, "its input is the content; set `content` (RAGFlow's DocsGenerator needs it)")
+            return None
+        fmt = str(cfg.get("format") or "pdf")
+        p = {
+            "content": self.template(cfg["content"]),
+            "output_format": {"md": "markdown"}.get(fmt, fmt),
+            "filename": self.template(cfg.get("filename") or "document"),
+        }
+        return "DocsGenerator", p
+
+    def _x_spreadsheet(self, node: dict[str, Any], cfg: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+        if cfg.get("operation") == "write":
+            data = cfg.get("data")
+            if not isinstance(data, str) or "{{" not in data:
+                self._problem(
+                    node, "RAGFlow's ExcelProcessor writes data from a reference: set `data` to one"
+                )
+                return None
+            return "ExcelProcessor", {
+                "operation": "output",
+                "transform_data": self.bare(data),
+                "output_format": "csv" if cfg.get("file_format") == "csv" else "xlsx",
+                "output_filename": cfg.get("filename") or "spreadsheet",
+            }
+        source = cfg.get("source")
+        if not isinstance(source, str) or "{{" not in source:
+            self._problem(node, "RAGFlow's ExcelProcessor reads a file from a reference: set `source` to one")
+            return None
+        return "ExcelProcessor", {
+            "operation": "read",
+            "input_files": [self.bare(source)],
+            "sheet_selection": cfg.get("sheet") or "first",
+        }
 
     def _x_loop(self, node: dict[str, Any], cfg: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         exit_var = f"{safe_name(str(node['id']), 'loop')}_exit"  # as the importer names it
