@@ -199,6 +199,15 @@ const minimapColor = (n: Node) => {
 const EMPTY: string[] = [];
 const DELETE_KEYS = ["Delete", "Backspace"];
 
+/** The edge under a screen point (its wide invisible hit path counts), by id. */
+function edgeAt(x: number, y: number): string | undefined {
+  const hit = document
+    .elementsFromPoint(x, y)
+    .map((el) => el.closest(".react-flow__edge"))
+    .find((el): el is Element => Boolean(el));
+  return hit?.getAttribute("data-id") ?? undefined;
+}
+
 function sameList(a: string[], b: string[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
@@ -413,25 +422,25 @@ function FlowCanvasInner(props: FlowCanvasProps) {
     ({ nodes: ns, edges: es }: { nodes: Node[]; edges: Edge[] }) => onSelect?.(ns.map((n) => n.id), es.map((e) => e.id)),
     [onSelect],
   );
+  // the edge a palette drag is over is highlighted: dropping there puts the node on it
+  const [dropEdge, setDropEdge] = useState<string | null>(null);
   const onDragOver = useCallback((e: React.DragEvent) => {
     if (e.dataTransfer.types.includes(NODE_DRAG_MIME)) {
       e.preventDefault();
       e.dataTransfer.dropEffect = "copy";
+      const id = edgeAt(e.clientX, e.clientY) ?? null;
+      setDropEdge((d) => (d === id ? d : id));
     }
   }, []);
+  const onDragLeave = useCallback(() => setDropEdge(null), []);
   const onDrop = useCallback(
     (e: React.DragEvent) => {
       const typeName = e.dataTransfer.getData(NODE_DRAG_MIME);
       if (!typeName || readOnly) return;
       e.preventDefault();
       const p = rf.screenToFlowPosition({ x: e.clientX, y: e.clientY });
-      // dropped on an edge: its wide invisible hit path is under the pointer
-      const hit = document
-        .elementsFromPoint(e.clientX, e.clientY)
-        .map((el) => el.closest(".react-flow__edge"))
-        .find((el): el is Element => Boolean(el));
-      const onEdge = hit?.getAttribute("data-id") ?? undefined;
-      onDropType?.(typeName, { x: p.x - 90, y: p.y - 28 }, onEdge);
+      setDropEdge(null);
+      onDropType?.(typeName, { x: p.x - 90, y: p.y - 28 }, edgeAt(e.clientX, e.clientY));
     },
     [rf, onDropType, readOnly],
   );
@@ -444,10 +453,10 @@ function FlowCanvasInner(props: FlowCanvasProps) {
   );
 
   return (
-    <div className="canvas-wrapper" ref={wrapper} onDragOver={onDragOver} onDrop={onDrop} data-testid="canvas">
+    <div className="canvas-wrapper" ref={wrapper} onDragOver={onDragOver} onDragLeave={onDragLeave} onDrop={onDrop} data-testid="canvas">
       <ReactFlow<PlaitFlowNode, Edge>
         nodes={nodes}
-        edges={edges}
+        edges={dropEdge ? edges.map((e) => (e.id === dropEdge ? { ...e, className: `${e.className ?? ""} drop-target` } : e)) : edges}
         nodeTypes={nodeTypes}
         colorMode={colorMode}
         onNodesChange={onNodesChange}

@@ -1,6 +1,7 @@
 /** The node palette: types from the registry grouped by category, searchable, draggable. */
 import { memo, useMemo, useState } from "react";
 import { NODE_DRAG_MIME } from "../canvas/FlowCanvas";
+import { nodeGroup, nodeIcon } from "../canvas/nodeLook";
 import type { NodeType } from "../types";
 
 const ORDER = ["triggers", "ai", "agents", "logic", "flow", "data", "integrations", "human", "outputs"];
@@ -35,11 +36,14 @@ export const Palette = memo(function Palette({ types, onAdd, disabled }: { types
         <section key={cat} className="palette-group" data-testid={`palette-group-${cat}`}>
           <h3>{cat}</h3>
           <ul>
-            {list.map((t) => (
+            {list.map((t) => {
+              const typeName = ((t as any).node_type as string | undefined) ?? t.name;
+              const group = nodeGroup(typeName, t);
+              return (
               <li key={t.name}>
                 <button
                   type="button"
-                  className={`palette-item cat-${t.category}`}
+                  className={`palette-item cat-${t.category} grp-${group}`}
                   draggable={!disabled}
                   disabled={disabled}
                   data-testid={`palette-item-${t.name}`}
@@ -51,11 +55,17 @@ export const Palette = memo(function Palette({ types, onAdd, disabled }: { types
                   }}
                   onClick={() => onAdd(t)}
                 >
-                  <span className="palette-title">{t.title}</span>
+                  <span className="palette-title">
+                    <span className="palette-icon" aria-hidden="true">
+                      {nodeIcon(typeName, group)}
+                    </span>{" "}
+                    {t.title}
+                  </span>
                   <span className="palette-desc">{t.description}</span>
                 </button>
               </li>
-            ))}
+              );
+            })}
           </ul>
         </section>
       ))}
