@@ -17,6 +17,8 @@ import type { Me } from "./types";
 // Editor and RunInspector are imported eagerly: a lazy screen suspends on first open and React
 // keeps a shown fallback for 300 ms, most of the time to open a 200-node flow (the UI is ~150 kB gz).
 const KnowledgePage = lazy(() => import("./knowledge/KnowledgePage")); // B3
+const ModelsPage = lazy(() => import("./settings/ModelsPage")); // W4
+const VariablesPage = lazy(() => import("./settings/VariablesPage")); // W4
 const TABS_KEY = "plait.openFlows";
 
 function loadTabs(): string[] {
@@ -164,6 +166,8 @@ function Shell({ route, me }: { route: Route; me: Me }) {
           {route.name === "keys" && <ApiKeysPage me={me} />}
           {route.name === "users" && <UsersPage me={me} />}
           {route.name === "knowledge" && <KnowledgePage />} {/* B3 */}
+          {route.name === "models" && <ModelsPage />} {/* W4 */}
+          {route.name === "variables" && <VariablesPage />} {/* W4 */}
           {route.name === "not_found" && (
             <div className="page">
               <h1>Not found</h1>
@@ -186,6 +190,10 @@ function UserMenu({ me, route }: { me: Me; route: Route }) {
       {/* B3 */}
       <a className={`header-link${route.name === "knowledge" ? " active" : ""}`} data-testid="nav-knowledge" {...linkProps(paths.knowledge())}>
         Knowledge
+      </a>
+      {/* W4 */}
+      <a className={`header-link${route.name === "models" || route.name === "variables" ? " active" : ""}`} data-testid="nav-settings" {...linkProps(paths.models())}>
+        Settings
       </a>
       <a className={`header-link${route.name === "keys" ? " active" : ""}`} data-testid="nav-keys" {...linkProps(paths.keys())}>
         API keys

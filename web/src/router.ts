@@ -34,6 +34,8 @@ export type Route =
   | { name: "keys" }
   | { name: "users" }
   | { name: "knowledge" } // B3
+  | { name: "models" } // W4: settings
+  | { name: "variables" } // W4: settings
   | { name: "not_found"; path: string };
 
 export function matchRoute(path: string): Route {
@@ -45,6 +47,8 @@ export function matchRoute(path: string): Route {
   if (parts.length === 1 && parts[0] === "keys") return { name: "keys" };
   if (parts.length === 1 && parts[0] === "users") return { name: "users" };
   if (parts.length === 1 && parts[0] === "knowledge") return { name: "knowledge" }; // B3
+  if (parts[0] === "settings" && (parts.length === 1 || (parts.length === 2 && parts[1] === "models"))) return { name: "models" }; // W4
+  if (parts.length === 2 && parts[0] === "settings" && parts[1] === "variables") return { name: "variables" }; // W4
   return { name: "not_found", path };
 }
 
@@ -56,6 +60,8 @@ export const paths = {
   keys: () => "/keys",
   users: () => "/users",
   knowledge: () => "/knowledge", // B3
+  models: () => "/settings/models", // W4
+  variables: () => "/settings/variables", // W4
 };
 
 /** A link that navigates without reloading. */
