@@ -10,6 +10,7 @@ import pytest
 from openpyxl import Workbook, load_workbook
 
 import plait
+from plait.engine.checkpoint import InMemoryCheckpointer
 from plait.engine.services import RunServices
 from plait.nodes.artifacts import MemoryArtifacts
 
@@ -139,3 +140,19 @@ async def test_input_files_are_bounded(monkeypatch):
         flow({"id": "s", "type": "spreadsheet", "config": {"source": "{{inputs.file}}"}}), {"file": source}
     )
     assert "over the limit of 100 bytes" in result.nodes["s"].error
+
+
+async def test_retry_from_the_reading_node_reads_the_file_of_the_retried_run():
+    store = MemoryArtifacts()
+    services = RunServices(artifacts=store)
+    checkpointer = InMemoryCheckpointer()
+    doc = flow(
+        {"id": "write", "type": "spreadsheet", "config": {"operation": "write", "data": "{{inputs.rows}}"}},
+        {"id": "read", "type": "spreadsheet", "config": {}},
+        edges=[{"source": "write", "target": "read"}],
+    )
+    first = await plait.run(doc, {"rows": [{"a": 1}]}, services=services, checkpointer=checkpointer)
+    assert first.status == "completed", first.error
+    again = await plait.retry(doc, first.run_id, "read", checkpointer=checkpointer, services=services)
+    assert again.status == "completed", again.error
+    assert again.nodes["write"].reused and again.nodes["read"].output["rows"] == [{"a": 1}]

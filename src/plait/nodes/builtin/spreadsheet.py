@@ -48,6 +48,7 @@ CSV_MIME = "text/csv; charset=utf-8"
 MAX_ROWS_CAP = 100_000
 MARKDOWN_ROWS = 50
 _SHEET_BAD = re.compile(r"[\\/*?:\[\]]")
+_URL_RUN = re.compile(r"^/api/v1/runs/([^/]+)/artifacts/([0-9a-f]{64})$")
 
 
 class SpreadsheetError(Exception):
@@ -312,7 +313,13 @@ class SpreadsheetNode(Node[SpreadsheetConfig]):
             raise SpreadsheetError("no file to read", "set `source`, or connect the node that made the file")
         ref = value.get("artifact_id") if isinstance(value, dict) else value
         if is_artifact_id(ref):
-            found = await artifact_store(ctx).get(ctx.run_id, str(ref))
+            store = artifact_store(ctx)
+            found = await store.get(ctx.run_id, str(ref))
+            origin = _URL_RUN.match(str(value.get("url") or "")) if isinstance(value, dict) else None
+            if found is None and origin is not None and origin.group(2) == ref:
+                # A reference reused from the run this one retries (retry from a node): the file
+                # is that run's; its id (a SHA-256 of the run and the content) is the capability.
+                found = await store.get(origin.group(1), str(ref))
             if found is None:
                 raise SpreadsheetError(
                     f"no file {str(ref)[:12]}... in this run",
