@@ -5,6 +5,7 @@ import types from "../test/node-types.fixture.json";
 import type { NodeType } from "../types";
 import { describeSchema, type FieldDesc } from "./schema";
 import { InputsBuilder } from "./InputsBuilder";
+import { NodeRunSettings } from "./NodeRunSettings";
 import { SchemaForm } from "./SchemaForm";
 
 (globalThis as any).IS_REACT_ACT_ENVIRONMENT = true;
@@ -132,6 +133,19 @@ describe("SchemaForm", () => {
     act(() => root!.render(<SchemaForm fields={fields} value={value} onChange={(v) => (value = v)} />));
     expect(host.querySelector('[data-testid="field-script"]')).toBeNull();
     expect(host.querySelector('[data-testid="field-model"]')).not.toBeNull();
+  });
+});
+
+describe("NodeRunSettings", () => {
+  it("patches retry and the time limit of any node, and unsets them when emptied", () => {
+    let patch: Record<string, any> = {};
+    const node = { id: "wait", type: "delay", timeout_s: 60 };
+    const host = render(<NodeRunSettings node={node} onPatch={(p) => (patch = p)} />);
+    expect(host.querySelector<HTMLInputElement>('[data-testid="node-timeout_s"]')!.value).toBe("1 min");
+    type_(host.querySelector<HTMLInputElement>('[data-testid="node-retry.max_attempts"]')!, "3");
+    expect(patch).toEqual({ retry: { max_attempts: 3 }, timeout_s: 60, on_error: undefined });
+    type_(host.querySelector<HTMLInputElement>('[data-testid="node-timeout_s"]')!, "");
+    expect(patch.timeout_s).toBeUndefined();
   });
 });
 
