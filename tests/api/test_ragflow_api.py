@@ -275,7 +275,10 @@ def expected_from_log(log: list[dict[str, Any]], outputs: set[str]) -> list[tupl
         if e["type"] == "node_finished" and e["ok"] and e["node_id"] in outputs:
             out.append((e["seq"], "message", e["output"]["content"]))
         elif e["type"] == "run_finished" and e["status"] == "waiting":
-            out.extend((e["seq"], "waiting_for_user", i["node_id"]) for i in e["interrupts"])
+            out.extend(
+                (e["seq"], "waiting_for_user", (i["payload"].get("body") or {}).get("node") or i["node_id"])
+                for i in e["interrupts"]
+            )
         elif e["type"] == "run_finished":
             out.append((e["seq"], "done", "[DONE]"))
     return out
@@ -372,3 +375,24 @@ async def test_cancel_and_sessions_of_another_agent(ragflow: httpx.AsyncClient) 
     stream = await ragflow.post(f"/api/v1/agents/{menu}/stream", json={"session_id": session})
     events = sse(stream.text)
     assert [name for _, name, _ in events][-2:] == ["error", "done"]
+
+
+async def test_messages_and_pauses_inside_a_loop_body_are_streamed(ragflow: httpx.AsyncClient) -> None:
+    """all.json's loop branch: a UserFillUp and a Message inside a RAGFlow Loop (a plait loop
+    body, whose events carry `<loop>/<node>` ids) stream as RAGFlow's do."""
+    agent = await create_agent(ragflow, "menu", menu_agent())
+    first = await ragflow.post(f"/api/v1/agents/{agent}/stream", json={"question": "hi"})
+    session = first.headers["x-session-id"]
+    names = []
+    for answer in ({"demo": "loop"}, {"value": "5"}, {"value": "1"}):
+        r = await ragflow.post(
+            f"/api/v1/agents/{agent}/stream", json={"session_id": session, "inputs": answer}
+        )
+        names.append([(name, data["answer"] if name == "message" else data) for _, name, data in sse(r.text)])
+    assert [n for n, _ in names[0]] == ["waiting_for_user"]
+    assert names[0][0][1]["cpn_id"].endswith("UserFillUp:LoopInput")
+    assert [n for n, _ in names[1]] == ["message", "waiting_for_user"]  # "continue" said in the body
+    assert "5" in names[1][0][1]
+    assert [n for n, _ in names[2]][-1] == "done" and any(
+        "1" in str(d) for n, d in names[2] if n == "message"
+    )

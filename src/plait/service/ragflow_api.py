@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from email.utils import formatdate
 from typing import Any
 
+from plait.engine.plan import Plan
 from plait.engine.status import RunStatus
 from plait.service.access import Principal
 from plait.service.core import Services
@@ -148,6 +149,18 @@ def dsl_field(body: dict[str, Any]) -> dict[str, Any] | None:
     if dsl is not None and not isinstance(dsl, dict):
         raise Invalid("`dsl` must be a RAGFlow canvas DSL object")
     return dsl
+
+
+def output_nodes(plan: Plan, prefix: str = "") -> list[str]:
+    """The ids the output nodes' events carry: a loop or map body's as `<node>/<inner id>`
+    (plait.engine.journal.BodyJournal), so a Message inside a Loop streams as RAGFlow's does."""
+    found: list[str] = []
+    for pn in plan.nodes:
+        if pn.is_output:
+            found.append(prefix + pn.id)
+        for body in pn.bodies.values():
+            found += output_nodes(body, f"{prefix}{pn.id}/")
+    return found
 
 
 @dataclass(slots=True)
@@ -296,8 +309,7 @@ class RagflowAgents:
         svc = self.svc
         row = await svc.runs.require(session.run_id)
         flow = await svc.flows.document_for_run(row.flow_id, row.version, row.document)
-        outputs = [pn.id for pn in flow.plan.nodes if pn.is_output]
-        mapper = RagflowEvents(outputs)
+        mapper = RagflowEvents(output_nodes(flow.plan))
         async for e in svc.runs.stream(session.run_id, session.after, until="terminal"):
             if e is None:
                 yield None

@@ -79,8 +79,10 @@ def user_form(interrupt: dict[str, Any]) -> dict[str, Any]:
         for f in fields
         if isinstance(f, dict) and f.get("name")
     }
+    body = payload.get("body")  # a loop/map body waits: its node is the one that asks
+    inner = body.get("node") if isinstance(body, dict) else None
     return {
-        "cpn_id": interrupt.get("node_id") or interrupt.get("id"),
+        "cpn_id": inner or interrupt.get("node_id") or interrupt.get("id"),
         "tips": payload.get("message", ""),
         "inputs": inputs,
     }
