@@ -367,6 +367,10 @@ def test_the_theme_toggle_switches_to_dark_and_is_remembered(page: Any, live_ser
     bg = "() => getComputedStyle(document.body).backgroundColor"
     canvas_bg = "() => getComputedStyle(document.querySelector('.react-flow')).backgroundColor"
     light, light_canvas = page.evaluate(bg), page.evaluate(canvas_bg)
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    settle(page)
+    screenshot(page, "canvas-1920x1080-light.png")
+    page.set_viewport_size({"width": 1280, "height": 720})
     toggle = page.get_by_test_id("theme-toggle")
     while toggle.get_attribute("data-theme-choice") != "dark":
         toggle.click()
@@ -378,6 +382,9 @@ def test_the_theme_toggle_switches_to_dark_and_is_remembered(page: Any, live_ser
     assert sum(int(c) for c in dark_bg[dark_bg.index("(") + 1 : -1].split(",")[:3]) < 150, dark_bg
     settle(page)
     screenshot(page, "canvas-1280x720-dark.png")
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    settle(page)
+    screenshot(page, "canvas-1920x1080-dark.png")
     page.reload()
     page.get_by_test_id("node-start").wait_for()
     assert page.evaluate(bg) == dark_bg

@@ -197,6 +197,7 @@ const minimapColor = (n: Node) => {
   return MINIMAP_COLORS[d.status] ?? (d.problems.length ? "var(--err-line)" : `var(--cat-${d.group})`);
 };
 const EMPTY: string[] = [];
+const MINIMAP_SIZE = { width: 150, height: 100 };
 const DELETE_KEYS = ["Delete", "Backspace"];
 
 /** The edge under a screen point (its wide invisible hit path counts), by id. */
@@ -477,7 +478,7 @@ function FlowCanvasInner(props: FlowCanvasProps) {
         proOptions={{ hideAttribution: true }}
       >
         <Background gap={20} />
-        <MiniMap pannable zoomable ariaLabel="Minimap" nodeColor={minimapColor} />
+        <MiniMap pannable zoomable ariaLabel="Minimap" nodeColor={minimapColor} style={MINIMAP_SIZE} />
         <Controls showInteractive={false} />
       </ReactFlow>
     </div>
