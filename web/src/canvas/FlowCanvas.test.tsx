@@ -95,4 +95,32 @@ describe("FlowCanvas", () => {
     const completed = reduceAll(startingRun(), [...events, { seq: 4, type: "run_finished", run_id: "r", status: "completed" }]);
     expect(nodeStatus(completed, "bill")).toBe("idle");
   });
+
+  it("draws the ports a categorize node's edges use, provisional until the server says, stray after", () => {
+    const host = document.createElement("div");
+    document.body.appendChild(host);
+    root = createRoot(host);
+    const categorize = { name: "categorize", title: "Categorize", description: "", category: "ai", config_schema: {}, input_ports: ["in"], output_ports: "dynamic", ports_from_config: true } as NodeType;
+    const types2 = new Map([...byName, ["categorize", categorize]]);
+    const cat: FlowDocument = {
+      nodes: [
+        { id: "c", type: "categorize", position: { x: 0, y: 0 }, config: { provider: "openai", categories: [{ name: "billing" }, { name: "bug" }] } },
+        { id: "a", type: "message", position: { x: 300, y: 0 } },
+        { id: "b", type: "message", position: { x: 300, y: 100 } },
+        { id: "e", type: "message", position: { x: 300, y: 200 } },
+      ],
+      edges: ["billing", "bug", "else"].map((p, i) => ({ source: "c", source_port: p, target: ["a", "b", "e"][i] })),
+    };
+    const q = (id: string) => host.querySelector<HTMLElement>(`[data-testid="${id}"]`);
+    act(() => root!.render(<FlowCanvas doc={cat} types={types2} selected={new Set()} />));
+    for (const p of ["billing", "bug", "else"]) {
+      expect(q(`handle-c-out-${p}`)).not.toBeNull();
+      expect(q(`handle-c-out-${p}`)!.className).not.toContain("stray-port");
+    }
+    expect(q("handle-c-out-out")).toBeNull(); // no made-up default port
+    expect(q("node-summary-c")!.textContent).toBe("openai → billing, bug");
+    act(() => root!.render(<FlowCanvas doc={cat} types={types2} portOverrides={{ c: ["billing", "else"] }} selected={new Set()} />));
+    expect(q("handle-c-out-bug")!.className).toContain("stray-port");
+    expect(q("handle-c-out-billing")!.className).not.toContain("stray-port");
+  });
 });
