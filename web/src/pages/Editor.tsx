@@ -758,7 +758,8 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
             ‹ <span>Details</span>
           </button>
         )}
-        <aside className="side" aria-label="Details" hidden={!panels.side}>
+        {panels.side && (
+        <aside className="side" aria-label="Details">
           <div className="side-tabs" role="tablist">
             <button type="button" className="panel-toggle" data-testid="toggle-side" aria-expanded="true" aria-label="Hide the details panel" title="Hide the details panel" onClick={() => togglePanel("side")}>
               ›
@@ -803,6 +804,7 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
           {panel === "runs" && <RunsPanel flowId={flowId} refreshKey={`${run.runId}:${run.status}`} />}
           {panel === "versions" && <VersionsPanel flowId={flowId} refreshKey={versionsKey} viewing={viewing?.version ?? null} onView={setViewing} onRestore={locked ? undefined : restore} />}
         </aside>
+        )}
       </div>
       {dialog === "run" && doc?.inputs && <RunDialog schema={doc.inputs} onRun={startRun} onClose={() => setDialog(null)} serverProblems={runProblems} />}
       {dialog === "publish" && <PublishDialog onPublish={publish} onClose={() => setDialog(null)} />}
