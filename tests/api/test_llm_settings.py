@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -21,8 +22,9 @@ MODELS = ["smol-a", "smol-b"]
 ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "ANTHROPIC_API_KEY", "GROQ_API_KEY")
 
 
-class _ModelServer(BaseHTTPRequestHandler):
-    """`GET /v1/models` (the key checked when the server has one) and a one-line chat answer."""
+class ModelServer(BaseHTTPRequestHandler):
+    """`GET /v1/models` (the key checked when the server has one) and a one-line chat answer
+    (streamed as server-sent events when asked). tests/web/test_settings.py uses it too."""
 
     protocol_version = "HTTP/1.1"
 
@@ -42,6 +44,9 @@ class _ModelServer(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
+        if body.get("stream"):
+            self._stream(body["model"])
+            return
         message = {"role": "assistant", "content": f"answered by {body['model']}"}
         choice = {"index": 0, "message": message, "finish_reason": "stop"}
         usage = {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}
@@ -57,6 +62,35 @@ class _ModelServer(BaseHTTPRequestHandler):
             },
         )
 
+    def _stream(self, model: str) -> None:
+        chunks = [{"role": "assistant", "content": "answered "}, {"content": f"by {model}"}]
+        lines = [
+            {
+                "id": "c1",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+            }
+            for delta in chunks
+        ]
+        lines.append(
+            {
+                "id": "c1",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": model,
+                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+            }
+        )
+        data = "".join(f"data: {json.dumps(line)}\n\n" for line in lines) + "data: [DONE]\n\n"
+        raw = data.encode()
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("content-length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
     def _send(self, status: int, payload: Any) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
@@ -69,12 +103,11 @@ class _ModelServer(BaseHTTPRequestHandler):
         pass
 
 
-@pytest.fixture
-def model_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    for name in ENV:
-        monkeypatch.delenv(name, raising=False)
-    httpd: Any = ThreadingHTTPServer(("127.0.0.1", 0), _ModelServer)
-    httpd.key = KEY
+@contextmanager
+def serve_models(key: str | None = KEY) -> Iterator[Any]:
+    """A ModelServer on 127.0.0.1 (`.url` is its base URL, ending in /v1; `.key` the key it wants)."""
+    httpd: Any = ThreadingHTTPServer(("127.0.0.1", 0), ModelServer)
+    httpd.key = key
     httpd.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -83,6 +116,14 @@ def model_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+@pytest.fixture
+def model_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    for name in ENV:
+        monkeypatch.delenv(name, raising=False)
+    with serve_models() as httpd:
+        yield httpd
 
 
 async def _set(client: httpx.AsyncClient, name: str, value: str, *, secret: bool = False) -> None:

@@ -18,6 +18,7 @@ private and loopback addresses only through `PLAIT_HTTP_ALLOW`.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import time
@@ -94,7 +95,7 @@ class ModelSettingsService:
         self.timeout_s = timeout_s  # Test connection
         self.list_timeout_s = list_timeout_s  # the providers listing (the forms wait for it)
         self.cache_ttl_s = cache_ttl_s
-        self._cache: dict[tuple[str, str, str], tuple[float, list[str]]] = {}
+        self._cache: dict[tuple[str, str, str, str], tuple[float, list[str]]] = {}
 
     def _env(self) -> Mapping[str, str]:
         return self.environ if self.environ is not None else os.environ
@@ -117,7 +118,10 @@ class ModelSettingsService:
 
     async def _models(self, who: Principal, endpoint: Endpoint, timeout_s: float) -> list[str]:
         digest = hashlib.sha256((endpoint.key or "").encode()).hexdigest()
-        cache_key = (endpoint.provider, endpoint.base_url or "", digest)
+        allow = self._allow(who, endpoint)
+        # The allowlist is part of the key: a list fetched for an admin (loopback allowed) is
+        # never served to a caller the guard would have refused.
+        cache_key = (endpoint.provider, endpoint.base_url or "", digest, ",".join(allow))
         hit = self._cache.get(cache_key)
         now = time.monotonic()
         if hit is not None and now - hit[0] < self.cache_ttl_s:
@@ -126,7 +130,7 @@ class ModelSettingsService:
             endpoint.preset.kind,
             endpoint.base_url,
             endpoint.key,
-            allow=self._allow(who, endpoint),
+            allow=allow,
             timeout_s=timeout_s,
         )
         self._cache[cache_key] = (now, models)
@@ -138,9 +142,9 @@ class ModelSettingsService:
         """Every provider a node may name, for this caller: configured ones with the models their
         endpoint reports (else plait's known models), then `scripted`, always configured."""
         secret = await self._lookup(who)
-        out = []
-        for name in PRESETS:
-            out.append(await self._entry(who, endpoint_of(name, secret, self._env())))
+        env = self._env()
+        # Concurrently: each configured endpoint is asked for its models (bounded by list_timeout_s).
+        out = list(await asyncio.gather(*(self._entry(who, endpoint_of(n, secret, env)) for n in PRESETS)))
         out.append(
             {
                 "name": SCRIPTED,
