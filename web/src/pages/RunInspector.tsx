@@ -14,6 +14,11 @@ import { idleRun, isActive, liveInputs, normalizeEvent, reduceRun, tokensOf, typ
 import type { FlowDocument, RunDetail } from "../types";
 import { errorText, fmtDuration, fmtJson, fmtTime } from "../ui/format";
 
+/** "provider · model" of a model call (as its node's events name them). */
+function modelText(m: { provider?: string; model?: string }): string {
+  return [m.provider, m.model].filter(Boolean).join(" · ");
+}
+
 function reducer(state: RunState, raw: any): RunState {
   if (raw === null) return idleRun();
   const e = normalizeEvent(raw);
@@ -112,7 +117,8 @@ export default function RunInspector({ runId }: { runId: string }) {
     );
   if (!detail) return <p className="loading">Loading…</p>;
   const status = run.status !== "idle" && run.status !== "starting" ? run.status : detail.status;
-  const duration = detail.started_at ? ((detail.finished_at ?? Date.now() / 1000) - detail.started_at) * 1000 : null;
+  // the run's own started -> finished time (from its events, as the editor shows it; else its row)
+  const duration = detail.started_at && detail.status !== "waiting" ? ((detail.finished_at ?? Date.now() / 1000) - detail.started_at) * 1000 : null;
   const active = isActive({ ...run, status: status as any });
   const reruns = Object.entries(run.nodes).flatMap(([id, n]) => (n.reruns ?? []).map((r) => ({ id, ...r })));
   return (
@@ -187,6 +193,12 @@ export default function RunInspector({ runId }: { runId: string }) {
                     </dd>
                   </Fragment>
                 ))}
+                {run.models?.[nodeId] && (
+                  <>
+                    <dt>Model</dt>
+                    <dd data-testid="node-model">{modelText(run.models[nodeId])}</dd>
+                  </>
+                )}
                 {nodeDetail?.reused && (
                   <>
                     <dt>Reused</dt>
@@ -206,6 +218,18 @@ export default function RunInspector({ runId }: { runId: string }) {
               <pre data-testid="run-outputs">{fmtJson(run.outputs ?? detail.outputs)}</pre>
               <h3>Usage</h3>
               <pre>{fmtJson(detail.usage ?? run.usage ?? {})}</pre>
+              {run.models && Object.keys(run.models).length > 0 && (
+                <>
+                  <h3>Model calls</h3>
+                  <ul data-testid="run-models">
+                    {Object.entries(run.models).map(([id, m]) => (
+                      <li key={id}>
+                        <code>{id}</code>: {modelText(m)}
+                      </li>
+                    ))}
+                  </ul>
+                </>
+              )}
               {run.decisions && run.decisions.length > 0 && (
                 <>
                   <h3>Decisions</h3>
