@@ -9,7 +9,7 @@ import { useMemo } from "react";
 import { JsonView } from "react-json-view-lite";
 
 type StyleProps = Parameters<typeof JsonView>[0]["style"] & object;
-import { fileOf, type OutputFile } from "./files";
+import { fileOf, filesIn, type OutputFile } from "./files";
 
 const TREE_STYLE: StyleProps = {
   container: "jt-container",
@@ -62,5 +62,17 @@ export default function OutputView({ value, testId }: { value: any; testId?: str
   if (file) return <FileLink file={file} />;
   if (typeof value === "string") return <Markdown text={value} testId={testId} />;
   if (value === null || value === undefined || typeof value !== "object") return <code data-testid={testId}>{String(value)}</code>;
-  return <JsonTree value={value} testId={testId} />;
+  const files = filesIn(value);
+  return (
+    <>
+      {files.length > 0 && (
+        <div className="run-files">
+          {files.map(({ path, file }) => (
+            <FileLink key={path} file={file} />
+          ))}
+        </div>
+      )}
+      <JsonTree value={value} testId={testId} />
+    </>
+  );
 }

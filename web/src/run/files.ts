@@ -21,10 +21,21 @@ export function fileOf(v: any): OutputFile | null {
   if (!name) return null;
   const mime = str(v.mime_type) ?? str(v.content_type) ?? str(v.mime) ?? "application/octet-stream";
   const url = str(v.url);
-  if (url && /^(https?:|data:)/.test(url)) return { name, mime, size: typeof v.size === "number" ? v.size : undefined, href: () => url };
+  // a run artifact's reference ({artifact_id, filename, mime_type, size, url}) downloads from the
+  // server with the run's access (the page's session goes along: same origin)
+  if (url && (/^(https?:|data:)/.test(url) || url.startsWith("/api/"))) return { name, mime, size: typeof v.size === "number" ? v.size : undefined, href: () => url };
   const b64 = str(v.base64) ?? (v.encoding === "base64" ? str(v.content) ?? str(v.data) : undefined);
   if (b64) return { name, mime, size: typeof v.size === "number" ? v.size : Math.floor((b64.length * 3) / 4), href: () => `data:${mime};base64,${b64}` };
   const text = typeof v.content === "string" ? v.content : typeof v.data === "string" ? v.data : undefined;
   if (text === undefined) return null;
   return { name, mime, size: text.length, href: () => URL.createObjectURL(new Blob([text], { type: mime })) };
+}
+
+/** The file-shaped values inside an output (itself, or up to two levels down), with their path. */
+export function filesIn(v: any, path = "", depth = 0): { path: string; file: OutputFile }[] {
+  const own = fileOf(v);
+  if (own) return [{ path, file: own }];
+  if (depth >= 2 || !v || typeof v !== "object") return [];
+  const entries: [string, any][] = Array.isArray(v) ? v.map((x, i) => [String(i), x]) : Object.entries(v);
+  return entries.flatMap(([k, x]) => filesIn(x, path ? `${path}.${k}` : k, depth + 1));
 }

@@ -114,3 +114,12 @@ describe("files", () => {
     expect(fileOf("text")).toBeNull();
   });
 });
+
+describe("artifacts", () => {
+  it("are downloads from the run's artifact URL, also inside an output", async () => {
+    const { filesIn } = await import("./files");
+    const ref = { artifact_id: "a".repeat(64), filename: "report.pdf", mime_type: "application/pdf", size: 10, url: "/api/v1/runs/r/artifacts/x" };
+    expect(fileOf(ref)?.href()).toBe("/api/v1/runs/r/artifacts/x");
+    expect(filesIn({ doc: ref, n: 1 }).map((f) => f.path)).toEqual(["doc"]);
+  });
+});
