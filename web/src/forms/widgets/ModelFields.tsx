@@ -5,6 +5,7 @@
  * does not replay scripts removes the node's `script` (spec/model_settings.py rejects it).
  */
 import { useState } from "react";
+import { paths } from "../../router";
 import { withProvider } from "../modelConfig";
 import { useProviderChoices } from "./providers";
 
@@ -66,7 +67,11 @@ export function ModelFields({ idBase, value, defaultProvider, onChange, provider
         ))}
         {info && info.name !== "scripted" && !info.configured && (
           <small className="help warn" data-testid={`${pid}-unconfigured`}>
-            This provider is not set up yet: add its endpoint or key on the Models settings page.
+            This provider is not set up yet: add its endpoint or key on the{" "}
+            <a href={paths.models()} target="_blank" rel="noreferrer" data-testid={`${pid}-setup`}>
+              Models settings page
+            </a>
+            .
           </small>
         )}
         {provider === "scripted" && <small className="help">Replays the steps below instead of calling a model (for tests and examples).</small>}
