@@ -47,6 +47,9 @@ import { idleRun, isActive, liveInputs, normalizeEvent, reduceRun, startingRun, 
 import type { FlowAccess, FlowDocument, NodeType, Problem, VersionOut } from "../types";
 import { Dialog } from "../ui/Dialog";
 import { download, errorText, fmtDuration } from "../ui/format";
+import { RunDock } from "../run/RunDock"; // W3
+import { RunStep } from "../run/RunStep"; // W3
+import { UseButton } from "../run/UsePanel"; // W3
 
 const AUTOSAVE_MS = 600;
 const CLIP_KEY = "plait.clipboard";
@@ -630,6 +633,8 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
           <button type="button" className="small" onClick={() => setDialog("triggers")} data-testid="triggers-button">
             Triggers…
           </button>
+          {/* W3 */}
+          <UseButton flowId={flowId} doc={doc} />
           {access.access && canManage(access.access) && (
             <button type="button" className="small" onClick={() => setDialog("share")} data-testid="share-button">
               Share…
@@ -789,6 +794,12 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
                 onNodePatch={(patch) => editGraph((d) => updateNode(d, selectedNode.id, patch))}
                 flowInputs={shownDoc.inputs}
                 onFlowInputs={(inputs) => onFlowPatch({ inputs })}
+                /* W3: run this node alone, with the inputs of the last run or pinned ones */
+                actions={
+                  !bodyPath.length && !viewing ? (
+                    <RunStep flowId={flowId} nodeId={selectedNode.id} lastRunId={run.runId} lastInputs={run.nodes[selectedNode.id] ? liveInputs(shownDoc.edges, run, selectedNode.id) : undefined} disabled={readOnly} beforeRun={flush} />
+                  ) : undefined
+                }
               />
             ) : (
               <>
@@ -806,7 +817,9 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
         </aside>
         )}
       </div>
-      {dialog === "run" && doc?.inputs && <RunDialog schema={doc.inputs} onRun={startRun} onClose={() => setDialog(null)} serverProblems={runProblems} />}
+      {/* W3: the result of the last run (opens when a run ends) and the chat playground */}
+      <RunDock flowId={flowId} doc={shownDoc} run={run} onRun={startRun} readOnly={readOnly} />
+      {dialog === "run" && doc?.inputs && <RunDialog /* W3 */ flowId={flowId} schema={doc.inputs} onRun={startRun} onClose={() => setDialog(null)} serverProblems={runProblems} />}
       {dialog === "publish" && <PublishDialog onPublish={publish} onClose={() => setDialog(null)} />}
       {dialog === "triggers" && <TriggersDialog flowId={flowId} canEdit={!readOnly} onClose={() => setDialog(null)} />}
       {dialog === "share" && (
