@@ -219,18 +219,20 @@ class RunControl:
             if running is not None:  # this process took it over already (crash recovery)
                 await asyncio.shield(running)
                 return
+            # The queue hands the run over: one statement takes the lease and reads the row.
+            row = await runs.take_over(
+                run_id, launcher.owner, self.settings.lease_ttl_s, from_owner=QUEUE_OWNER
+            )
+            if row is not None:
+                break
             row = await runs.get(run_id)
             if row is None or row.status in TERMINAL_RUN_STATUSES:
                 return
-            await runs.release_lease(run_id, QUEUE_OWNER)  # the queue hands the run over
-            if await runs.acquire_lease(run_id, launcher.owner, self.settings.lease_ttl_s):
-                break
             await asyncio.sleep(LEASE_WAIT_POLL_S)
         launcher.claim(run_id)  # recovery here leaves it alone until it executes
         try:
-            row = await runs.get(run_id)  # as it is now that this process holds the lease
-            how = queued_launch(message, row) if row is not None else None
-            if row is None or how is None or launcher.executing(run_id) is not None:
+            how = queued_launch(message, row)  # as the row is now that this process holds the lease
+            if how is None or launcher.executing(run_id) is not None:
                 if launcher.executing(run_id) is None:
                     await runs.release_lease(run_id, launcher.owner)
                 return

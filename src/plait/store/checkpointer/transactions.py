@@ -53,7 +53,7 @@ def _add_events(
 
 def begin(conn: Connection, run_id: str, values: dict[str, Any], events: Sequence[Event]) -> Any:
     """`run_rows.begin_run` plus the first events; returns the run's live context."""
-    context = conn.execute(run_rows.begin_run(conn.dialect.name, values)).scalar_one()
+    context = conn.execute(*run_rows.begin_run_params(conn.dialect.name, values)).scalar_one()
     _add_events(conn, run_id, events, run_row=ev.RUN_STARTED)
     return context
 
@@ -109,7 +109,7 @@ def finish(conn: Connection, run_id: str, values: dict[str, Any], events: Sequen
         blobs = BlobSink()
         values = {**values, "outputs": blobs.pack(outputs)}
         add_blobs(conn, blobs)
-    conn.execute(run_rows.finish_run(run_id, values))
+    conn.execute(*run_rows.finish_run_params(run_id, values))
 
 
 __all__ = ["begin", "finish", "save", "save_decision", "save_started"]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
+from functools import cache
 from typing import Any, TypeVar, Unpack
 
 from sqlalchemy import or_, select
@@ -39,6 +40,12 @@ from plait.store.run_rows import NewRunFields
 from plait.store.sqlite_writer import SqliteWriter
 
 RowsT = TypeVar("RowsT", bound=Sequence[Any])
+
+
+@cache
+def _returning_run(stmt: Any) -> Any:
+    """`stmt` (an UPDATE of `runs`, built once) returning the row as a `Run`."""
+    return select(Run).from_statement(stmt.returning(*run_rows.runs_table.c))
 
 
 class RunRepo(Repo):
@@ -160,6 +167,18 @@ class RunRepo(Repo):
         already holds it. True when `owner` now holds it."""
         t = now_or(now)
         return await self._write(run_rows.acquire_lease(run_id, owner, t + ttl_s, t)) > 0
+
+    async def take_over(
+        self, run_id: str, owner: str, ttl_s: float, *, from_owner: str, now: float | None = None
+    ) -> Run | None:
+        """Take the lease of a run that has not ended from `from_owner` (or as `acquire_lease`
+        does) and return the row as it is now, in one statement. None when the run is unknown,
+        ended, or another process holds its lease."""
+        t = now_or(now)
+        stmt, params = run_rows.take_lease(run_id, owner, t + ttl_s, t, from_owner=from_owner)
+        async with self.sessionmaker.begin() as session:
+            row = (await session.execute(_returning_run(stmt), params)).scalars().first()
+        return None if row is None else (await self._with_values([row], "outputs"))[0]
 
     async def renew_lease(self, run_id: str, owner: str, ttl_s: float, *, now: float | None = None) -> bool:
         """Extend the lease; False if `owner` lost it (another process took it over: stop)."""
