@@ -93,7 +93,7 @@ class LiveServer:
             stdout=subprocess.DEVNULL,
             stderr=self._log,
         )
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 90  # a loaded CI machine starts it slowly
         while time.monotonic() < deadline:
             assert self.proc.poll() is None, self.log()
             try:
