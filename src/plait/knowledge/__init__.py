@@ -1,15 +1,16 @@
-"""Knowledge bases without SQL: reading uploaded documents into text, cutting text into chunks,
-asking an OpenAI-compatible endpoint for embeddings, scoring and formatting search hits, and the
-`KnowledgeSource` contract the `retrieval` node and tool search through.
+"""Knowledge bases without SQL: reading uploaded documents into text (`plait.knowledge.extract`),
+cutting text into chunks, asking an OpenAI-compatible endpoint for embeddings
+(`plait.knowledge.embeddings`), scoring and formatting search hits, and the `KnowledgeSource`
+contract the `retrieval` node and tool search through.
 
 The service layer implements `KnowledgeSource` over the store (full-text index plus vectors); this
-package stays free of SQL, FastAPI and the engine, so nodes and tools can import it.
+package stays free of SQL, FastAPI and the engine, so nodes and tools can import it. The package
+itself imports only the light modules: the document readers (pypdf, python-docx) load with
+`plait.knowledge.extract`, which only the service imports, not with every `import plait`.
 """
 
 from plait.knowledge.chunking import DEFAULT_CHUNK_CHARS, DEFAULT_OVERLAP_CHARS, split_text
-from plait.knowledge.embeddings import EmbeddingSettings, embed
 from plait.knowledge.errors import KnowledgeError, UnsupportedDocument
-from plait.knowledge.extract import MAX_DOCUMENT_BYTES, SUPPORTED_TYPES, document_type, extract_text
 from plait.knowledge.search import (
     Hit,
     KnowledgeSource,
@@ -24,18 +25,12 @@ from plait.knowledge.search import (
 __all__ = [
     "DEFAULT_CHUNK_CHARS",
     "DEFAULT_OVERLAP_CHARS",
-    "EmbeddingSettings",
-    "MAX_DOCUMENT_BYTES",
-    "SUPPORTED_TYPES",
     "Hit",
     "KnowledgeError",
     "KnowledgeSource",
     "SearchRequest",
     "UnsupportedDocument",
     "cosine",
-    "document_type",
-    "embed",
-    "extract_text",
     "formalize",
     "hybrid_score",
     "keyword_similarity",

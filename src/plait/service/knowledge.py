@@ -20,19 +20,18 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 
 from plait.knowledge import (
-    EmbeddingSettings,
     Hit,
     KnowledgeError,
     SearchRequest,
     UnsupportedDocument,
     cosine,
-    embed,
-    extract_text,
     hybrid_score,
     keyword_similarity,
     query_terms,
     split_text,
 )
+from plait.knowledge.embeddings import EmbeddingSettings, embed
+from plait.knowledge.extract import extract_text
 from plait.service.errors import Conflict, Invalid, NotFound
 from plait.store import Store
 from plait.store.models import KnowledgeBase, KnowledgeDocument
