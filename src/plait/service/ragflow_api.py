@@ -321,6 +321,8 @@ class RagflowAgents:
             if paused and await svc.runs.events_after(session.run_id, e.seq):
                 mapper.ended = False
                 continue
+            if mapper.ended:  # the client may answer or cancel next: the execution has stopped first
+                await svc.runs.wait(session.run_id)
             for item in translated:
                 yield item
             if mapper.ended:
