@@ -113,6 +113,20 @@ async def test_manage_bases_documents_and_search(client: httpx.AsyncClient) -> N
     )
     assert r.status_code == 422 and "xlsx" in r.json()["error"]["message"], r.text
 
+    # What no database stores in text is a 422, not a server error.
+    assert (await client.post("/api/v1/knowledge", json={"name": "a\u0000b"})).status_code == 422
+    r = await client.post(
+        f"/api/v1/knowledge/{kb['id']}/documents", params={"filename": "a\x00.txt"}, content=b"x"
+    )
+    assert r.status_code == 422, r.text
+    r = await client.post(
+        f"/api/v1/knowledge/{kb['id']}/documents", params={"filename": "nul.txt"}, content=b"a\x00b"
+    )
+    assert r.status_code == 201, r.text
+    assert (
+        await client.get(f"/api/v1/knowledge/{kb['id']}/chunks", params={"document_id": "x\x00"})
+    ).status_code == 404
+
     pdf = next(d for d in docs if d["kind"] == "pdf")
     assert (await client.delete(f"/api/v1/knowledge/{kb['id']}/documents/{pdf['id']}")).status_code == 204
     r = await client.post(f"/api/v1/knowledge/{kb['id']}/search", json={"query": QUESTION})

@@ -106,6 +106,7 @@ def extract_text(filename: str, data: bytes, *, max_bytes: int = MAX_DOCUMENT_BY
         text = _html(data)
     else:
         text = _decode(data)
+    text = text.replace("\x00", "")  # no database stores NUL in text
     if not text.strip():
         raise UnsupportedDocument(
             f"{filename!r} has no text to index",

@@ -14,6 +14,7 @@ scored `keywords_similarity_weight * keyword + (1 - weight) * vector` (plait.kno
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +38,7 @@ from plait.store import Store
 from plait.store.models import KnowledgeBase, KnowledgeDocument
 from plait.store.repos.knowledge import BaseStats, ChunkRow
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # not tab or newlines
 MAX_TOP_N = 100
 CANDIDATES_PER_HIT = 5  # full-text candidates fetched per hit asked for (at least MIN_CANDIDATES)
 MIN_CANDIDATES = 50
@@ -65,6 +67,9 @@ class KnowledgeService:
         name = new.name.strip()
         if not name:
             raise Invalid("a knowledge base needs a name")
+        texts = (name, new.description, new.embedding_url, new.embedding_model, new.embedding_key_variable)
+        if any(t and _CONTROL.search(t) for t in texts):
+            raise Invalid("names, descriptions and embedding settings cannot contain control characters")
         if bool(new.embedding_url) != bool(new.embedding_model):
             raise Invalid(
                 "embeddings need both embedding_url and embedding_model",
@@ -143,6 +148,8 @@ class KnowledgeService:
         """Read, chunk, embed (when the base has embeddings) and index one document."""
         base = await self.get(kb_id, owner_id=owner_id)
         filename = filename.strip().replace("\\", "/").rsplit("/", 1)[-1]
+        if _CONTROL.search(filename):
+            raise Invalid("a file name cannot contain control characters")
         if not filename:
             raise Invalid("a document needs a file name (its extension says its type)")
         try:

@@ -101,7 +101,8 @@ async def list_chunks(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> Any:
     """The base's chunks in document order (of one document with `document_id`)."""
-    rows = await svc.knowledge.chunks(kb.id, owner_id=who.user_id, document_id=document_id, limit=limit)
+    doc = None if document_id is None else path_id(document_id, "document")
+    rows = await svc.knowledge.chunks(kb.id, owner_id=who.user_id, document_id=doc, limit=limit)
     return [
         {
             "id": r.id,
