@@ -42,14 +42,18 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
 import httpx
-from sqlalchemy import bindparam, text
+from sqlalchemy import bindparam, event, text
 from sqlalchemy.engine import make_url
 
+from plait.service import Services, Settings
 from plait.store import create_engine_from_url, database_url
+from plait.workers import QUEUE_OWNER, QueuedRun
+from plait.workers.messages import QUEUE_HOLD_S
 
 KEY = "bench-key"
 FLOW_ID = "wait200"
@@ -422,6 +426,78 @@ async def main(args: argparse.Namespace, log: Any) -> dict[str, Any]:
     }
 
 
+# ---------------------------------------------------------------- the queue path in one process
+class _Writes:
+    """Counts the socket writes of this process' event loop (a round trip to PostgreSQL is one)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        transport: Any = asyncio.selector_events._SelectorSocketTransport  # type: ignore[attr-defined]
+        write = transport.write
+
+        def counted(this: Any, data: Any) -> None:
+            self.count += 1
+            write(this, data)
+
+        transport.write = counted
+
+
+async def queue_path(server_url: str, database: str, runs: int) -> dict[str, float]:
+    """A worker's CPU, SQL statements, transactions and round trips per queued run, without
+    Celery, Redis or other processes: the runs' rows are written as the API writes them (queued,
+    leased to the queue), then `RunControl.execute_queued` (what `plait worker` calls for a
+    message) executes them one after the other. The flow: start -> delay(0 s) -> output."""
+    writes = _Writes()
+    url = await make_database(server_url, database)
+    settings = Settings(database_url=url, max_active_runs=256, require_auth=False, sweep_interval_s=3600)
+    services = await Services.open(settings)
+    store, control = services.store, services.runs.control
+    counts = {"statements": 0, "transactions": 0}
+
+    def on_statement(*_: Any) -> None:
+        counts["statements"] += 1
+
+    def on_begin(*_: Any) -> None:
+        counts["transactions"] += 1
+
+    event.listen(store.engine.sync_engine, "before_cursor_execute", on_statement)
+    event.listen(store.engine.sync_engine, "begin", on_begin)
+    try:
+        await services.flows.create(flow_document(1, 0.0), flow_id=FLOW_ID)
+        version = (await services.flows.publish(FLOW_ID))["version"]
+
+        async def queued() -> str:
+            run_id = uuid.uuid4().hex
+            until = time.time() + QUEUE_HOLD_S
+            await store.runs.insert(
+                run_id, FLOW_ID, inputs={"n": 1}, version=version, lease_owner=QUEUE_OWNER, lease_until=until
+            )
+            return run_id
+
+        for _ in range(20):  # warm the caches (compiled statements, the flow's plan)
+            await control.execute_queued(QueuedRun(await queued(), "start"))
+        ids = [await queued() for _ in range(runs)]
+        counts.update(statements=0, transactions=0)
+        writes.count = 0
+        cpu = time.process_time()
+        for run_id in ids:
+            await control.execute_queued(QueuedRun(run_id, "start"))
+        cpu = time.process_time() - cpu
+        done = {**counts, "writes": writes.count}
+        for run_id in ids:
+            row = await store.runs.get(run_id)
+            if row is None or row.status != "completed":
+                raise SystemExit(f"run {run_id} did not complete")
+    finally:
+        await services.close()
+    return {
+        "queue_path_cpu_ms_per_run": round(1000 * cpu / runs, 2),
+        "queue_path_statements_per_run": round(done["statements"] / runs, 2),
+        "queue_path_transactions_per_run": round(done["transactions"] / runs, 2),
+        "queue_path_writes_per_run": round(done["writes"] / runs, 2),
+    }
+
+
 def cli() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=96, help="(a) runs per round (1, 2, 3 workers)")
@@ -433,8 +509,26 @@ def cli() -> None:
     parser.add_argument("--postgres-url", help="a PostgreSQL server (default: PLAIT_BENCH_POSTGRES_URL)")
     parser.add_argument("--database", default="bench_workers", help="the database made (dropped first) on it")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--queue-path",
+        type=int,
+        metavar="N",
+        help="only measure a worker's CPU, statements, transactions and round trips per run, "
+        "in this process, over N runs",
+    )
     args = parser.parse_args()
     log = (lambda _msg: None) if args.json else print
+    if args.queue_path:
+        server = (
+            args.postgres_url
+            or os.environ.get("PLAIT_BENCH_POSTGRES_URL")
+            or os.environ.get("PLAIT_TEST_POSTGRES_URL")
+        )
+        if not server:
+            raise SystemExit("--queue-path needs PostgreSQL: --postgres-url or PLAIT_BENCH_POSTGRES_URL")
+        path = asyncio.run(queue_path(server, f"{args.database}_path", args.queue_path))
+        print(json.dumps(path) if args.json else "\n".join(f"{k} {v}" for k, v in path.items()))
+        return
     t0 = time.monotonic()
     result = asyncio.run(main(args, log))
     if args.json:
