@@ -28,7 +28,8 @@ from plait.llm.base import (
     ToolCall,
     Usage,
 )
-from plait.llm.sdk_common import SDK_MAX_RETRIES, deepest_message
+from plait.llm.sdk_common import SDK_MAX_RETRIES, blocked_cause, blocked_endpoint, deepest_message
+from plait.net.guard import BlockedURLError
 
 DEFAULT_MAX_TOKENS = 4096
 
@@ -94,7 +95,8 @@ def _tool_choice(choice: str | dict[str, Any] | None) -> dict[str, Any] | None:
 class AnthropicProvider:
     """A `Provider` for Anthropic (or a compatible endpoint at `base_url`).
 
-    The SDK makes one HTTP call per `chat` (`max_retries` None: `SDK_MAX_RETRIES`, none; see
+    `http_client`: an `httpx2.AsyncClient` (the registry passes a guarded one,
+    plait.net.sdk_client, for endpoints from a user's variables). The SDK makes one HTTP call per `chat` (`max_retries` None: `SDK_MAX_RETRIES`, none; see
     plait.llm.sdk_common): retries are the node's."""
 
     def __init__(
@@ -106,8 +108,10 @@ class AnthropicProvider:
         max_retries: int | None = None,
         timeout_s: float = 600.0,
         http_client: Any = None,
+        base_url_var: str | None = None,
     ) -> None:
         self.name = name
+        self.base_url_var = base_url_var  # the variable that chose `base_url`, named in a guard's refusal
         self.client = anthropic.AsyncAnthropic(
             api_key=api_key,
             base_url=base_url,
@@ -147,7 +151,12 @@ class AnthropicProvider:
             if on_delta is None:
                 return self._from_message(await self.client.messages.create(**params), request)
             return await self._stream(params, request, on_delta)
-        except anthropic.AnthropicError as exc:
+        except (anthropic.AnthropicError, BlockedURLError) as exc:  # the guard's refusal is raised as it is
+            blocked = blocked_cause(exc)
+            if blocked is not None:
+                raise blocked_endpoint(
+                    blocked, provider=self.name, model=request.model, variable=self.base_url_var
+                ) from exc
             raise map_error(exc, provider=self.name, model=request.model) from exc
 
     def _from_message(self, message: Any, request: ChatRequest) -> ChatResponse:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from plait.llm.base import ChatRequest, ChatResponse, DeltaSink, ModelNotFoundError, Provider, ProviderError
-from plait.llm.registry import ProviderRegistry, lookup
+from plait.llm.registry import ModelEgress, ProviderRegistry, lookup
 from plait.llm.scripted import ScriptedProvider
 
 AUTO = "auto"
@@ -33,7 +33,8 @@ def resolve(
     Resolution order for a name: `scripted` with a `script` builds a fresh `ScriptedProvider`
     (a node's script replays from its first step on each execution); otherwise the run's
     `ctx.services.providers` (what `plait.run(providers=...)` passed) if it knows the name;
-    otherwise the default registry with keys from `ctx.secret`. `auto` becomes `openai` when
+    otherwise the default registry with keys from `ctx.secret` (guarded by the run's `ModelEgress`
+    when `ctx.services.providers` is one: a server run, plait.llm.registry). `auto` becomes `openai` when
     `OPENAI_BASE_URL` or `OPENAI_API_KEY` is set (then `OPENAI_MODEL`, if set, is the model), else
     `scripted`. Call it once per node execution and reuse the provider (an agent's loop must, so
     its script advances).
@@ -54,9 +55,12 @@ def resolve(
         return ScriptedProvider(script), models or [SCRIPTED_MODEL]
     services = getattr(ctx, "services", None)
     source = getattr(services, "providers", None)
-    found = lookup(source, name) if source is not None else None
-    if found is None:
-        found = ProviderRegistry(ctx.secret).get(name)
+    if isinstance(source, ModelEgress):  # a server run: its variables' endpoints pass the SSRF guard
+        found = source.registry(ctx.secret).get(name)
+    else:
+        found = lookup(source, name) if source is not None else None
+        if found is None:
+            found = ProviderRegistry(ctx.secret).get(name)
     if not models:
         if name != "scripted" and not isinstance(found, ScriptedProvider):
             raise ProviderError(

@@ -26,7 +26,8 @@ from plait.llm.base import (
     ToolCall,
     Usage,
 )
-from plait.llm.sdk_common import SDK_MAX_RETRIES, deepest_message
+from plait.llm.sdk_common import SDK_MAX_RETRIES, blocked_cause, blocked_endpoint, deepest_message
+from plait.net.guard import BlockedURLError
 
 
 def _is_model_missing(exc: openai.APIStatusError, message: str) -> bool:
@@ -132,7 +133,8 @@ def _json_schema_unsupported(exc: openai.APIStatusError) -> bool:
 class OpenAICompatProvider:
     """A `Provider` for any OpenAI-compatible endpoint (`base_url`; None means api.openai.com).
 
-    The SDK makes one HTTP call per `chat` (`max_retries` None: `SDK_MAX_RETRIES`, none; see
+    `http_client`: an `httpx2.AsyncClient` (the registry passes a guarded one,
+    plait.net.sdk_client, for endpoints from a user's variables). The SDK makes one HTTP call per `chat` (`max_retries` None: `SDK_MAX_RETRIES`, none; see
     plait.llm.sdk_common): retries are the node's."""
 
     def __init__(
@@ -144,8 +146,10 @@ class OpenAICompatProvider:
         max_retries: int | None = None,
         timeout_s: float = 600.0,
         http_client: Any = None,
+        base_url_var: str | None = None,
     ) -> None:
         self.name = name
+        self.base_url_var = base_url_var  # the variable that chose `base_url`, named in a guard's refusal
         self._json_schema = True  # False once the server refused response_format json_schema
         self.client = openai.AsyncOpenAI(
             api_key=api_key,
@@ -187,7 +191,12 @@ class OpenAICompatProvider:
                 # Servers without `json_schema` (llama.cpp's) constrain `json_object` by a `schema`.
                 self._json_schema = False
                 return await self._send(self._params(request), request, on_delta)
-        except openai.OpenAIError as exc:
+        except (openai.OpenAIError, BlockedURLError) as exc:  # the guard's refusal is raised as it is
+            blocked = blocked_cause(exc)
+            if blocked is not None:
+                raise blocked_endpoint(
+                    blocked, provider=self.name, model=request.model, variable=self.base_url_var
+                ) from exc
             raise map_error(exc, provider=self.name, model=request.model) from exc
 
     async def _send(

@@ -32,6 +32,7 @@ from plait.engine import events as ev
 from plait.engine.events import Event
 from plait.engine.services import RunServices
 from plait.engine.status import TERMINAL_RUN_STATUSES, RunStatus
+from plait.llm.registry import ModelEgress
 from plait.net.http import HttpClients
 from plait.net.redact import NO_SECRETS, SecretMask
 from plait.nodes.builtin.component import ComponentSource
@@ -269,16 +270,25 @@ class RunLauncher:
         env: dict[str, Any],
         mask: SecretMask,
         owner_id: str | None = None,
+        egress: ModelEgress | None = None,
     ) -> Awaitable[RunResult]:
         """The engine entry point for `how`, with everything a run of this service gets (and the
-        mask of its secrets: what leaves the run is masked, see plait.engine.journal)."""
-        services = self.services.child(mask=mask, knowledge=self.knowledge.for_owner(owner_id))
+        mask of its secrets: what leaves the run is masked, see plait.engine.journal; and the SSRF
+        policy of its model calls, plait.llm.registry.ModelEgress)."""
+        services = self.services.child(
+            mask=mask, knowledge=self.knowledge.for_owner(owner_id), providers=egress or ModelEgress()
+        )
         common = {**self._engine_options, "services": services}
         if isinstance(how, Start):
             return plait.run(flow, how.inputs, run_id=run_id, env=env, **common)
         if isinstance(how, Resume):
             return plait.resume(flow, run_id, how.data, node_id=how.node_id, env=env, **common)
         return plait.retry(flow, how.source_run_id, how.from_node, new_run_id=run_id, env=env, **common)
+
+    async def _model_egress(self, owner_id: str | None) -> ModelEgress:
+        """The SSRF policy of the run's model calls: loopback only for an administrator's runs."""
+        user = await self.store.users.get(owner_id) if owner_id else None
+        return ModelEgress(owner_is_admin=user is not None and user.role == "admin" and not user.disabled)
 
     async def _execute(
         self, run_id: str, flow: Flow, how: Launch, leased: bool, owner_id: str | None
@@ -298,11 +308,12 @@ class RunLauncher:
                     await self.end_idle(run_id, RunStatus.CANCELLED, None)
                 return None
             env, mask = await self.secrets.for_run(owner_id)
+            egress = await self._model_egress(owner_id)
             if self.slots is None:
-                result = await self._engine_call(run_id, flow, how, env, mask, owner_id)
+                result = await self._engine_call(run_id, flow, how, env, mask, owner_id, egress)
             else:
                 async with self.slots:
-                    result = await self._engine_call(run_id, flow, how, env, mask, owner_id)
+                    result = await self._engine_call(run_id, flow, how, env, mask, owner_id, egress)
             finished = result.status in TERMINAL_RUN_STATUSES
             await self.flush_rows(run_id)
             if result.status == RunStatus.CANCELLED:
