@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+from knowledge_docs import QUESTION, three_documents
 from plait.nodes import default_registry
 from plait.spec.formats.ragflow import RagflowImportError, import_ragflow
 from plait.tools import default_tools
@@ -396,3 +397,139 @@ async def test_messages_and_pauses_inside_a_loop_body_are_streamed(ragflow: http
     assert [n for n, _ in names[2]][-1] == "done" and any(
         "1" in str(d) for n, d in names[2] if n == "message"
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# RAGFlow's sessions and completions, as its HTTP API and ragflow-sdk call them.
+
+
+def completion_lines(text: str) -> list[Any]:
+    """The JSON of each `data:` line of a streamed completion."""
+    return [json.loads(line[5:]) for line in text.splitlines() if line.startswith("data:")]
+
+
+async def test_session_and_completions_as_ragflow_sdk(ragflow: httpx.AsyncClient) -> None:
+    agent = await create_agent(ragflow, "switch", fixture("switch"))
+    session = ok(await ragflow.post(f"/api/v1/agents/{agent}/sessions", json={}))
+    assert session["agent_id"] == agent and session["message"][0]["role"] == "assistant"
+    answer = ok(
+        await ragflow.post(
+            f"/api/v1/agents/{agent}/completions",
+            json={"question": "北京", "stream": False, "session_id": session["id"]},
+        )
+    )
+    assert answer["answer"] == "北京beijing" and answer["reference"] == []
+    run_id = answer["session_id"]
+    streamed = await ragflow.post(
+        f"/api/v1/agents/{agent}/completions", json={"question": "北京", "stream": True}
+    )
+    assert streamed.status_code == 200 and streamed.headers["content-type"].startswith("text/event-stream")
+    lines = completion_lines(streamed.text)
+    assert lines[-1] == {"code": 0, "message": "", "data": True}
+    assert [line["data"]["answer"] for line in lines[:-1]] == ["北京beijing"]
+    assert all(line["code"] == 0 and line["data"]["session_id"] for line in lines[:-1])
+
+    listed = ok(await ragflow.get(f"/api/v1/agents/{agent}/sessions", params={"page": 1, "page_size": 30}))
+    assert {s["id"] for s in listed} >= {run_id, lines[0]["data"]["session_id"]}
+    one = ok(await ragflow.get(f"/api/v1/agents/{agent}/sessions", params={"id": run_id}))
+    assert [m["content"] for m in one[0]["message"]][1:] == ["北京", "北京beijing"]
+    assert (
+        ok(await ragflow.request("DELETE", f"/api/v1/agents/{agent}/sessions", json={"ids": [run_id]}))
+        is True
+    )
+    gone = (await ragflow.get(f"/api/v1/agents/{agent}/sessions", params={"id": run_id})).json()
+    assert gone["code"] == 102
+    bad = (await ragflow.request("DELETE", f"/api/v1/agents/{agent}/sessions", json={})).json()
+    assert bad["code"] == 101
+
+
+async def test_a_user_fill_up_is_answered_by_the_next_completion(ragflow: httpx.AsyncClient) -> None:
+    agent = await create_agent(ragflow, "menu", menu_agent())
+    first = completion_lines(
+        (
+            await ragflow.post(f"/api/v1/agents/{agent}/completions", json={"question": "hi", "stream": True})
+        ).text
+    )
+    asked = first[-2]["data"]
+    assert asked["waiting_for_user"]["cpn_id"] == "UserFillUp:Menu" and first[-1]["data"] is True
+    session = asked["session_id"]
+    second = ok(
+        await ragflow.post(
+            f"/api/v1/agents/{agent}/completions",
+            json={"question": "wait_input", "stream": False, "session_id": session},
+        )
+    )
+    assert second["session_id"] == session
+    assert [w["cpn_id"] for w in second["waiting_for_user"]] == ["UserFillUp:JustWait"]
+    third = ok(
+        await ragflow.post(
+            f"/api/v1/agents/{agent}/completions",
+            json={"question": "here I am", "stream": False, "session_id": session},
+        )
+    )
+    assert third["session_id"] == session and third["answer"] and third["waiting_for_user"] == []
+
+
+async def test_completion_reference_from_a_retrieval(ragflow: httpx.AsyncClient) -> None:
+    r = await ragflow.post("/api/v1/knowledge", json={"name": "support"})
+    assert r.status_code == 201, r.text
+    kb = r.json()["id"]
+    for filename, data in three_documents():
+        r = await ragflow.post(
+            f"/api/v1/knowledge/{kb}/documents", params={"filename": filename}, content=data
+        )
+        assert r.status_code == 201, r.text
+    dsl = {
+        "components": {
+            "begin": {
+                "obj": {"component_name": "Begin", "params": {"prologue": "Ask about orders."}},
+                "downstream": ["Retrieval:Find"],
+                "upstream": [],
+            },
+            "Retrieval:Find": {
+                "obj": {
+                    "component_name": "Retrieval",
+                    "params": {
+                        "query": "{sys.query}",
+                        "kb_ids": [kb],
+                        "top_n": 1,
+                        "similarity_threshold": 0.2,
+                    },
+                },
+                "downstream": ["Message:Answer"],
+                "upstream": ["begin"],
+            },
+            "Message:Answer": {
+                "obj": {
+                    "component_name": "Message",
+                    "params": {"content": ["{Retrieval:Find@formalized_content}"]},
+                },
+                "downstream": [],
+                "upstream": ["Retrieval:Find"],
+            },
+        },
+        "globals": {"sys.query": "", "sys.user_id": "", "sys.conversation_turns": 0, "sys.files": []},
+    }
+    agent = await create_agent(ragflow, "kb", dsl)
+    session = ok(await ragflow.post(f"/api/v1/agents/{agent}/sessions"))
+    assert session["message"] == [{"role": "assistant", "content": "Ask about orders."}]
+    answer = ok(
+        await ragflow.post(
+            f"/api/v1/agents/{agent}/completions",
+            json={"question": QUESTION, "stream": False, "session_id": session["id"]},
+        )
+    )
+    ref = answer["reference"]
+    assert [c["document_name"] for c in ref["chunks"]] == ["refunds.pdf"]
+    assert "30 days" in ref["chunks"][0]["content"] and ref["chunks"][0]["id"]
+    assert ref["doc_aggs"] == [
+        {"doc_name": "refunds.pdf", "doc_id": ref["chunks"][0]["document_id"], "count": 1}
+    ]
+    lines = completion_lines(
+        (
+            await ragflow.post(
+                f"/api/v1/agents/{agent}/completions", json={"question": QUESTION, "stream": True}
+            )
+        ).text
+    )
+    assert lines[0]["data"]["reference"]["chunks"][0]["document_name"] == "refunds.pdf"

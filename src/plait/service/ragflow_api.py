@@ -23,13 +23,14 @@ from dataclasses import dataclass
 from email.utils import formatdate
 from typing import Any
 
+from plait.engine import events as ev
 from plait.engine.plan import Plan
 from plait.engine.status import RunStatus
 from plait.service.access import Principal
 from plait.service.core import Services
 from plait.service.errors import Conflict, Forbidden, Invalid, NotFound, ServiceError, Unauthorized
 from plait.service.flows import FORMAT_RAGFLOW
-from plait.service.ragflow_events import RagflowEvent, RagflowEvents
+from plait.service.ragflow_events import RagflowEvent, RagflowEvents, user_form
 from plait.store.models import FlowRow
 
 # RAGFlow's business codes (common/constants.py RetCode).
@@ -40,14 +41,21 @@ DATA_ERROR = 102
 OPERATING_ERROR = 103
 PERMISSION_ERROR = 108
 AUTHENTICATION_ERROR = 109
+SERVER_ERROR = 500
 
 MAX_PAGE_SIZE = 100
 MAX_AGENTS = 10_000  # a listing reads at most this many flows before it filters and pages
 VERSION_ID_RE = re.compile(r"^(?:v_?)?([0-9]{1,9})$", re.IGNORECASE)
 
 
+class RagflowRunError(ServiceError):
+    """The run of a completion failed: RAGFlow answers such a turn with code 500."""
+
+
 def ragflow_code(exc: ServiceError) -> int:
     """The RAGFlow business code of a refusal."""
+    if isinstance(exc, RagflowRunError):
+        return SERVER_ERROR
     if isinstance(exc, Unauthorized):
         return AUTHENTICATION_ERROR
     if isinstance(exc, Forbidden):
@@ -160,6 +168,17 @@ def output_nodes(plan: Plan, prefix: str = "") -> list[str]:
             found.append(prefix + pn.id)
         for body in pn.bodies.values():
             found += output_nodes(body, f"{prefix}{pn.id}/")
+    return found
+
+
+def nodes_of_type(plan: Plan, node_type: str, prefix: str = "") -> list[str]:
+    """The ids (as their events carry them, see `output_nodes`) of the plan's nodes of a type."""
+    found: list[str] = []
+    for pn in plan.nodes:
+        if pn.spec.type == node_type:
+            found.append(prefix + pn.id)
+        for body in pn.bodies.values():
+            found += nodes_of_type(body, node_type, f"{prefix}{pn.id}/")
     return found
 
 
@@ -309,7 +328,7 @@ class RagflowAgents:
         svc = self.svc
         row = await svc.runs.require(session.run_id)
         flow = await svc.flows.document_for_run(row.flow_id, row.version, row.document)
-        mapper = RagflowEvents(output_nodes(flow.plan))
+        mapper = RagflowEvents(output_nodes(flow.plan), nodes_of_type(flow.plan, "retrieval"))
         async for e in svc.runs.stream(session.run_id, session.after, until="terminal"):
             if e is None:
                 yield None
@@ -365,6 +384,195 @@ class RagflowAgents:
             raise NotFound(f"You don't own the session {session_id}")
         await self.svc.runs.cancel(row.id)
 
+    # ------------------------------------------------------------------ RAGFlow's sessions API
+    async def prologue(self, flow: FlowRow) -> str:
+        """The Begin's prologue (the start node's `prologue`) of the version runs use."""
+        resolved, _number, _draft = await self.svc.flows.resolve_for_run(flow.id, None)
+        for pn in resolved.plan.nodes:
+            if pn.spec.type == "start":
+                return str((pn.spec.config or {}).get("prologue") or "")
+        return ""
+
+    async def session_view(self, flow: FlowRow, run_id: str, prologue: str) -> dict[str, Any]:
+        """A run as RAGFlow shows a session: its messages are the prologue, the question and the
+        answers, all read from the run's event log."""
+        row = await self.svc.runs.require(run_id)
+        messages: list[dict[str, Any]] = [{"role": "assistant", "content": prologue}]
+        question = (row.inputs or {}).get("query") if isinstance(row.inputs, dict) else None
+        if question:
+            messages.append({"role": "user", "content": str(question)})
+        resolved = await self.svc.flows.document_for_run(row.flow_id, row.version, row.document)
+        mapper = RagflowEvents(output_nodes(resolved.plan), nodes_of_type(resolved.plan, "retrieval"))
+        for e in await self.svc.runs.events_after(run_id, 0):
+            for item in mapper.translate(e):
+                if item.event == "message":
+                    messages.append(
+                        {
+                            "role": "assistant",
+                            "content": item.data["answer"],
+                            "reference": item.data["reference"],
+                        }
+                    )
+        return {
+            "id": row.id,
+            "agent_id": flow.id,
+            "user_id": row.owner_id or "",
+            "source": "agent",
+            "status": row.status,
+            "message": messages,
+            "create_time": millis(row.created_at),
+            "create_date": http_date(row.created_at),
+        }
+
+    async def create_session(self, who: Principal, flow: FlowRow, body: Any) -> dict[str, Any]:
+        """`POST /sessions`: with Begin inputs in the body (or a `question`), the session's run
+        starts now and the session is that run. Without, nothing runs yet: the id is new and the
+        first completion under it starts the run (whose id is the session's from then on)."""
+        body = body_object(body)
+        prologue = await self.prologue(flow)
+        inputs = plain_inputs({k: v for k, v in body.items() if k not in ("user_id", "question")})
+        question = text_field(body, "question")
+        if inputs or question:
+            session = await self._start(who, flow, inputs, question, None)
+            return await self.session_view(flow, session.run_id, prologue)
+        return {
+            "id": uuid.uuid4().hex,
+            "agent_id": flow.id,
+            "user_id": who.user_id or "",
+            "source": "agent",
+            "status": "new",
+            "message": [{"role": "assistant", "content": prologue}],
+        }
+
+    async def list_sessions(
+        self, who: Principal, flow: FlowRow, *, page: int, page_size: int, session_id: str | None, desc: bool
+    ) -> builtins.list[dict[str, Any]]:
+        """The agent's sessions (its runs the caller may see), newest first unless `desc` is false."""
+        if page < 1 or not 1 <= page_size <= MAX_PAGE_SIZE:
+            raise Invalid(f"page must be >= 1 and page_size between 1 and {MAX_PAGE_SIZE}")
+        if session_id:
+            row = await self.svc.access.run(who, session_id)
+            if row.flow_id != flow.id:
+                raise NotFound(f"You don't own the session {session_id}")
+            ids = [row.id]
+        else:
+            runs = await self.svc.runs.list(
+                flow_id=flow.id,
+                visible_to=None if who.is_admin else who.user_id,
+                limit=page_size,
+                offset=(page - 1) * page_size,
+            )
+            ids = [r["id"] for r in runs]
+            if not desc:
+                ids.reverse()
+        prologue = await self.prologue(flow)
+        return [await self.session_view(flow, i, prologue) for i in ids]
+
+    async def delete_sessions(self, who: Principal, flow: FlowRow, body: Any) -> None:
+        """`{ids: [...]}`: delete those sessions (runs), cancelling any still going."""
+        body = body_object(body)
+        ids = body.get("ids")
+        if not isinstance(ids, builtins.list) or not ids or not all(isinstance(i, str) for i in ids):
+            raise Invalid("`ids` must be a list of session ids")
+        rows = []
+        for session_id in ids:
+            row = await self.svc.access.run(who, session_id, control=True)
+            if row.flow_id != flow.id:
+                raise NotFound(f"The agent doesn't own the session {session_id}")
+            rows.append(row)
+        for row in rows:
+            if not RunStatus(row.status).terminal:
+                await self.svc.runs.cancel(row.id)
+                await self.svc.runs.wait(row.id)
+            await self.svc.store.runs.delete(row.id)
+
+    async def completion_session(self, who: Principal, flow: FlowRow, body: Any) -> Session:
+        """`POST /completions`: a session's turn. The first question of a session starts its run
+        (`question` -> `sys.query`, `inputs` -> Begin inputs); a question to a session whose run
+        waits answers the pending UserFillUp (its one field, else `query`); to an ended one, a
+        new run."""
+        body = body_object(body)
+        question = text_field(body, "question") or ""
+        inputs = plain_inputs(body.get("inputs"))
+        session_id = text_field(body, "session_id")
+        if session_id:
+            try:
+                row = await self.svc.access.run(who, session_id, control=True)
+            except NotFound:
+                row = None  # a session created without inputs: its first turn starts its run
+            if row is not None:
+                if row.flow_id != flow.id:
+                    raise NotFound(f"You don't own the session {session_id}")
+                if row.status == RunStatus.WAITING and question and not inputs:
+                    inputs = await self._fill_up_answer(row.id, row.last_seq, question)
+                return await self.open_session(
+                    who, flow, {"session_id": row.id, "inputs": inputs, "question": question}, None
+                )
+        return await self._start(who, flow, inputs, question or None, None)
+
+    async def _fill_up_answer(self, run_id: str, last_seq: int, question: str) -> dict[str, Any]:
+        """The question as the answer of the run's pending UserFillUp: its one field, else `query`."""
+        for e in await self.svc.runs.events_after(run_id, max(last_seq - 1, 0)):
+            data = e.data
+            if isinstance(data, ev.RunFinished) and data.interrupts:
+                fields = user_form(data.interrupts[0])["inputs"]
+                if len(fields) == 1:
+                    return {next(iter(fields)): question}
+        return {"query": question}
+
+    async def completion(self, who: Principal, flow: FlowRow, body: Any) -> dict[str, Any]:
+        """A non-streaming completion: the turn's answers, their reference, the session."""
+        session = await self.completion_session(who, flow, body)
+        answers: list[str] = []
+        ref: dict[str, Any] | builtins.list[Any] = []
+        waiting: builtins.list[dict[str, Any]] = []
+        error: str | None = None
+        async for item in self.events(session):
+            if item is None:
+                continue
+            if item.event == "message":
+                answers.append(item.data["answer"])
+                ref = item.data["reference"] or ref
+            elif item.event == "waiting_for_user":
+                waiting.append(item.data)
+                answers.append(str(item.data.get("tips") or ""))
+            elif item.event == "error":
+                error = item.data["error"]
+        if error is not None:
+            raise RagflowRunError(error)
+        return {
+            "answer": "\n".join(a for a in answers if a),
+            "reference": ref,
+            "id": f"{session.run_id}-{session.after}",
+            "session_id": session.run_id,
+            "waiting_for_user": waiting,
+        }
+
+    async def completion_stream(self, session: Session) -> AsyncIterator[dict[str, Any] | None]:
+        """A streaming completion's `data:` payloads (None: a heartbeat): one per answer (and per
+        question a UserFillUp asks), an error as RAGFlow's `code` 500, and finally `data: true`."""
+        async for item in self.events(session):
+            if item is None:
+                yield None
+                continue
+            base = {"id": f"{session.run_id}-{item.seq}", "session_id": session.run_id}
+            if item.event == "message":
+                data = {"answer": item.data["answer"], "reference": item.data["reference"], **base}
+                yield {"code": SUCCESS, "message": "", "data": data}
+            elif item.event == "waiting_for_user":
+                data = {
+                    "answer": item.data.get("tips") or "",
+                    "reference": [],
+                    "waiting_for_user": item.data,
+                    **base,
+                }
+                yield {"code": SUCCESS, "message": "", "data": data}
+            elif item.event == "error":
+                error = item.data["error"]
+                data = {"answer": f"**ERROR**: {error}", "reference": [], **base}
+                yield {"code": 500, "message": error, "data": data}
+        yield {"code": SUCCESS, "message": "", "data": True}
+
     # ------------------------------------------------------------------ versions
     async def versions(self, flow: FlowRow) -> builtins.list[dict[str, Any]]:
         found = await self.svc.flows.list_versions(flow.id)
@@ -399,6 +607,7 @@ __all__ = [
     "DATA_ERROR",
     "SUCCESS",
     "RagflowAgents",
+    "RagflowRunError",
     "Session",
     "agent_view",
     "plain_inputs",

@@ -12,7 +12,9 @@ events (stored, then live: `RunService.stream`) and translates each one, so the 
 says exactly what the run's log says, in the same order:
 
 - `node_finished` (ok) of an output node (`message`, `output`: RAGFlow's Message) -> `message`,
-  the node's text as `answer` (and the run's id as `session_id`, as RAGFlow's messages carry);
+  the node's text as `answer` (and the run's id as `session_id`, as RAGFlow's messages carry),
+  with `reference`: the chunks the retrieval nodes finished so far in this stream found, as
+  RAGFlow's `{chunks, doc_aggs}` (`[]` when none did, as RAGFlow sends);
 - `run_finished` of a run that paused -> one `waiting_for_user` per pending interrupt (the
   UserFillUp's id, its tips and form), and the stream ends: the run waits for the answer;
 - `run_finished` of a failed or cancelled run -> `error`, then `done`;
@@ -88,19 +90,62 @@ def user_form(interrupt: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def reference_chunk(chunk: dict[str, Any]) -> dict[str, Any]:
+    """A retrieval hit (plait.knowledge.search.Hit.as_dict) as a chunk of RAGFlow's reference."""
+    return {
+        "id": chunk.get("chunk_id") or chunk.get("id"),
+        "content": chunk.get("content"),
+        "document_id": chunk.get("document_id") or chunk.get("doc_id"),
+        "document_name": chunk.get("document_name") or chunk.get("docnm_kwd"),
+        "dataset_id": chunk.get("kb_id"),
+        "image_id": "",
+        "positions": [],
+        "similarity": chunk.get("similarity"),
+        "term_similarity": chunk.get("term_similarity"),
+        "vector_similarity": chunk.get("vector_similarity"),
+    }
+
+
+def reference(chunks: list[dict[str, Any]]) -> dict[str, Any] | list[Any]:
+    """RAGFlow's `reference` of the chunks: `{chunks, doc_aggs}` (per document: name, id and how
+    many chunks came from it), or `[]` when there are none."""
+    if not chunks:
+        return []
+    aggs: dict[str, dict[str, Any]] = {}
+    for c in chunks:
+        key = str(c.get("document_id"))
+        agg = aggs.setdefault(
+            key, {"doc_name": c.get("document_name"), "doc_id": c.get("document_id"), "count": 0}
+        )
+        agg["count"] += 1
+    return {"chunks": chunks, "doc_aggs": list(aggs.values()), "total": len(chunks)}
+
+
 class RagflowEvents:
     """Translates one run's plait events into RAGFlow's; `output_nodes`: the ids of the flow's
-    output nodes (whose results are the answers)."""
+    output nodes (whose results are the answers); `retrieval_nodes`: those whose output
+    `chunks` are the answers' reference."""
 
-    def __init__(self, output_nodes: Iterable[str]) -> None:
+    def __init__(self, output_nodes: Iterable[str], retrieval_nodes: Iterable[str] = ()) -> None:
         self.outputs = frozenset(n.lower() for n in output_nodes)
+        self.retrievals = frozenset(n.lower() for n in retrieval_nodes)
+        self.chunks: list[dict[str, Any]] = []  # what the retrievals found so far, in order
         self.ended = False  # the stream's last event was translated (a pause or the run's end)
 
     def translate(self, e: Event) -> list[RagflowEvent]:
         data = e.data
         if e.type == ev.NODE_FINISHED and isinstance(data, ev.NodeFinished):
-            if data.ok and e.node_id is not None and e.node_id.lower() in self.outputs:
-                answer = {"answer": answer_text(data.output), "reference": [], "session_id": e.run_id}
+            node = (e.node_id or "").lower()
+            if data.ok and node in self.retrievals and isinstance(data.output, dict):
+                found = data.output.get("chunks")
+                if isinstance(found, list):
+                    self.chunks += [reference_chunk(c) for c in found if isinstance(c, dict)]
+            if data.ok and node in self.outputs:
+                answer = {
+                    "answer": answer_text(data.output),
+                    "reference": reference(self.chunks),
+                    "session_id": e.run_id,
+                }
                 return [RagflowEvent(e.seq, "message", answer)]
             return []
         if e.type != ev.RUN_FINISHED or not isinstance(data, ev.RunFinished):
@@ -121,4 +166,12 @@ class RagflowEvents:
         return out
 
 
-__all__ = ["DONE", "RagflowEvent", "RagflowEvents", "answer_text", "user_form"]
+__all__ = [
+    "DONE",
+    "RagflowEvent",
+    "RagflowEvents",
+    "answer_text",
+    "reference",
+    "reference_chunk",
+    "user_form",
+]

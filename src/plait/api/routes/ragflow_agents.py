@@ -12,6 +12,7 @@ plait route. Authentication: a plait API key, as `Authorization: Bearer <key>` (
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Awaitable
 from typing import Annotated, Any
 
@@ -218,3 +219,73 @@ async def delete_agent_version(
     except ServiceError as exc:
         return refusal(exc)
     return success(True)
+
+
+# RAGFlow's sessions and completions (the HTTP API and ragflow-sdk's Agent/Session): a session
+# is a run; a completion is one turn of it. Answers and their reference come from the run's log.
+
+
+@router.post("/{flow_id}/sessions", dependencies=[RUN])
+async def create_agent_session(svc: Svc, who: Caller, flow: EditFlow, body: Payload = None) -> JSONResponse:
+    """A session: `{id, agent_id, message: [{role: assistant, content: <prologue>}], ...}`. Begin
+    inputs in the body start its run now; else the first completion does."""
+    return await envelope(RagflowAgents(svc).create_session(who, flow, body))
+
+
+@router.get("/{flow_id}/sessions", dependencies=[READ])
+async def list_agent_sessions(
+    svc: Svc,
+    who: Caller,
+    flow: ViewFlow,
+    page: Annotated[int, Query(ge=1, le=10**6)] = 1,
+    page_size: Annotated[int, Query(ge=1, le=100)] = 30,
+    orderby: Annotated[str, Query(max_length=32)] = "update_time",
+    desc: Annotated[str, Query(max_length=8)] = "true",
+    id: Annotated[str | None, Query(max_length=255)] = None,  # noqa: A002 - RAGFlow's name
+) -> JSONResponse:
+    """The agent's sessions (runs) the caller may see, with their messages, newest first."""
+    del orderby  # runs are listed by creation, newest first
+    return await envelope(
+        RagflowAgents(svc).list_sessions(
+            who, flow, page=page, page_size=page_size, session_id=id, desc=desc.lower() != "false"
+        )
+    )
+
+
+@router.delete("/{flow_id}/sessions", dependencies=[RUN])
+async def delete_agent_sessions(svc: Svc, who: Caller, flow: EditFlow, body: Payload = None) -> JSONResponse:
+    """`{ids: [...]}`: delete those sessions (their runs)."""
+    try:
+        await RagflowAgents(svc).delete_sessions(who, flow, body)
+    except ServiceError as exc:
+        return refusal(exc)
+    return success(True)
+
+
+@router.post(
+    "/{flow_id}/completions",
+    dependencies=[RUN],
+    responses={200: {"content": {"application/json": {}, "text/event-stream": {}}}},
+)
+async def agent_completion(svc: Svc, who: Caller, flow: EditFlow, body: Payload = None) -> Response:
+    """`{question, stream, session_id?, inputs?}`: one turn. Not streaming: `data: {answer,
+    reference, id, session_id}`. Streaming: SSE lines `data: {"code": 0, "message": "", "data":
+    {answer, reference, id, session_id}}`, then `data: {"code": 0, "message": "", "data": true}`."""
+    agents = RagflowAgents(svc)
+    stream = isinstance(body, dict) and body.get("stream") is True
+    if not stream:
+        return await envelope(agents.completion(who, flow, body))
+    try:
+        session = await agents.completion_session(who, flow, body)
+    except ServiceError as exc:
+        return refusal(exc)
+    return StreamingResponse(
+        _completion_sse(agents, session),
+        media_type="text/event-stream",
+        headers={**SSE_HEADERS, "X-Session-Id": session.run_id},
+    )
+
+
+async def _completion_sse(agents: RagflowAgents, session: Session) -> AsyncIterator[str]:
+    async for payload in agents.completion_stream(session):
+        yield ": heartbeat\n\n" if payload is None else f"data: {json.dumps(payload, ensure_ascii=False)}\n\n"
