@@ -14,9 +14,15 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from plait.nodes.artifacts import ArtifactStore, ArtifactTooLarge, MemoryArtifacts, check_size, safe_filename
 from plait.nodes.base import Node, NodeContext, NodeError
-from plait.nodes.builtin.document_render import MIME_TYPES, render
 
 MAX_CONTENT_CHARS = 2_000_000
+MIME_TYPES = {
+    "md": "text/markdown; charset=utf-8",
+    "html": "text/html; charset=utf-8",
+    "txt": "text/plain; charset=utf-8",
+    "pdf": "application/pdf",
+    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+}
 # RAGFlow's names for the formats, and a few obvious spellings.
 FORMAT_ALIASES = {"markdown": "md", "text": "txt", "htm": "html", "word": "docx"}
 
@@ -85,6 +91,10 @@ class DocumentNode(Node[DocumentConfig]):
         name = await ctx.arender(cfg.filename) if cfg.filename else "document"
         filename = safe_filename(str(name), cfg.format)
         title = (await ctx.arender(cfg.title) if cfg.title else "") or filename.rsplit(".", 1)[0]
+        # Loaded on first use, not with the node registry: reportlab, python-docx and markdown-it
+        # cost about half a second at import, which every `import plait` would pay.
+        from plait.nodes.builtin.document_render import render  # noqa: PLC0415
+
         try:
             data = await asyncio.to_thread(render, content, cfg.input_format, cfg.format, str(title))
         except Exception as exc:  # noqa: BLE001 - a renderer's failure on odd input is the node's error

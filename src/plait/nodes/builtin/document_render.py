@@ -47,13 +47,6 @@ from plait.tools.crawler import extract
 
 INPUT_FORMATS = ("markdown", "html", "text")
 OUTPUT_FORMATS = ("md", "html", "txt", "pdf", "docx")
-MIME_TYPES = {
-    "md": "text/markdown; charset=utf-8",
-    "html": "text/html; charset=utf-8",
-    "txt": "text/plain; charset=utf-8",
-    "pdf": "application/pdf",
-    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-}
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _FONT_DIRS = (Path("/usr/share/fonts/truetype/dejavu"), Path("/usr/share/fonts/dejavu"))
 

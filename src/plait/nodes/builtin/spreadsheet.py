@@ -27,9 +27,6 @@ import re
 from typing import Any, Literal
 from zipfile import BadZipFile
 
-from openpyxl import Workbook, load_workbook
-from openpyxl.utils.cell import range_boundaries
-from openpyxl.utils.exceptions import InvalidFileException
 from pydantic import BaseModel, ConfigDict, Field
 
 from plait.nodes.artifacts import (
@@ -146,6 +143,11 @@ def _read_grid(
     data: bytes | str, kind: str, sheet: str, cells: str, max_rows: int
 ) -> tuple[dict[str, list[list[Any]]], str, bool]:
     """({sheet: rows as lists}, the chosen sheet, truncated): the chosen sheet only, in `cells`."""
+    # openpyxl is loaded on first use, not with the node registry (about half a second at import).
+    from openpyxl import load_workbook  # noqa: PLC0415
+    from openpyxl.utils.cell import range_boundaries  # noqa: PLC0415
+    from openpyxl.utils.exceptions import InvalidFileException  # noqa: PLC0415
+
     bounds = None
     if cells:
         try:
@@ -267,6 +269,8 @@ def _write(sheets: dict[str, list[Any]], kind: str) -> bytes:
         out = io.StringIO()
         csv.writer(out).writerows(_grid(next(iter(sheets.values()))))
         return out.getvalue().encode("utf-8")
+    from openpyxl import Workbook  # noqa: PLC0415 - see _read_grid
+
     book = Workbook()
     book.remove(book.active)
     used: set[str] = set()
