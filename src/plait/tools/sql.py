@@ -35,15 +35,13 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import aiosqlite
 import asyncpg  # type: ignore[import-untyped]
-import sqlglot
-from sqlglot import exp
-from sqlglot.errors import SqlglotError
 
 from plait.net.guard import BlockedURLError, allowlist_from_env, aresolve_checked
 from plait.tools.base import Tool, ToolCallContext, ToolError
@@ -57,23 +55,12 @@ SQLITE_DIRS_ENV = "PLAIT_SQL_SQLITE_DIRS"
 WRITE_HINT = "set allow_write: true on the node to run statements that change data"
 
 # Expression types that write, lock or escape the parser; none may appear in a read-only statement.
-_WRITES: tuple[type[exp.Expression], ...] = tuple(
-    t
-    for t in (
-        getattr(exp, name, None)
-        for name in (
-            "Insert", "Update", "Delete", "Merge", "Create", "Drop", "Alter", "AlterTable",
-            "TruncateTable", "Into", "Lock", "Command", "Pragma", "Copy", "Set", "Transaction",
-            "Commit", "Rollback", "Grant", "Revoke", "Attach", "Detach", "Use", "Analyze",
-        )
-    )
-    if isinstance(t, type)
+_WRITE_NAMES = (
+    "Insert", "Update", "Delete", "Merge", "Create", "Drop", "Alter", "AlterTable", "TruncateTable",
+    "Into", "Lock", "Command", "Pragma", "Copy", "Set", "Transaction", "Commit", "Rollback", "Grant",
+    "Revoke", "Attach", "Detach", "Use", "Analyze",
 )  # fmt: skip
-_READ_TOPS: tuple[type[exp.Expression], ...] = tuple(
-    t
-    for t in (getattr(exp, n, None) for n in ("Select", "SetOperation", "Union", "Values"))
-    if isinstance(t, type)
-)
+_READ_TOP_NAMES = ("Select", "SetOperation", "Union", "Values")
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)  # it warns when it falls back to a Command
 
@@ -131,9 +118,26 @@ def strip_fence(sql: str) -> str:
     return found.group("body") if found else sql
 
 
+@lru_cache(maxsize=1)
+def _expression_types() -> tuple[tuple[type[Any], ...], tuple[type[Any], ...]]:
+    """(writing, reading-top) sqlglot expression classes; sqlglot is loaded on first use (it costs
+    a quarter of a second at import, which every `import plait` would pay)."""
+    from sqlglot import exp  # noqa: PLC0415
+
+    def classes(names: tuple[str, ...]) -> tuple[type[Any], ...]:
+        return tuple(t for t in (getattr(exp, n, None) for n in names) if isinstance(t, type))
+
+    return classes(_WRITE_NAMES), classes(_READ_TOP_NAMES)
+
+
 def check_statement(sql: str, dialect: str, *, allow_write: bool = False) -> str:
     """The statement to run, after checking it parses to exactly one statement that (unless
     `allow_write`) only reads; raises SqlRefused saying why and what to do."""
+    import sqlglot  # noqa: PLC0415 - see _expression_types
+    from sqlglot import exp  # noqa: PLC0415
+    from sqlglot.errors import SqlglotError  # noqa: PLC0415
+
+    writes, read_tops = _expression_types()
     try:
         parsed = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
     except SqlglotError as exc:
@@ -152,11 +156,11 @@ def check_statement(sql: str, dialect: str, *, allow_write: bool = False) -> str
     statement = parsed[0]
     if allow_write:
         return sql
-    if not isinstance(statement, _READ_TOPS):
+    if not isinstance(statement, read_tops):
         kind = statement.key.upper() if statement.key else type(statement).__name__.upper()
         raise SqlRefused(f"only SELECT statements are allowed, not {kind}", hint=WRITE_HINT)
     for node in statement.walk():
-        if isinstance(node, _WRITES):
+        if isinstance(node, writes):
             kind = "SELECT ... INTO" if isinstance(node, exp.Into) else node.key.upper()
             where = " (in a WITH clause)" if node.find_ancestor(exp.CTE) is not None else ""
             raise SqlRefused(
