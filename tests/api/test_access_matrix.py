@@ -261,17 +261,17 @@ ROUTES: dict[tuple[str, str], tuple[str, Request]] = {
     ),
     ("DELETE", "/api/v1/variables/{name}"): ("owner_write", _get("/api/v1/variables/{w.variable}")),
     ("GET", "/api/v1/tools"): ("mine_read", _get("/api/v1/tools?mcp=false")),
-    ("GET", "/api/v1/me"): ("mine_read", _get("/api/v1/me")),
-    ("GET", "/api/v1/api-keys"): ("mine_read", _get("/api/v1/api-keys")),
-    ("POST", "/api/v1/api-keys"): (
-        "mine_read",
-        _with("/api/v1/api-keys", lambda w, u: {"name": "k", "scopes": ["read"]}),
     ("GET", "/api/v1/llm/providers"): ("mine_read", _get("/api/v1/llm/providers")),
     ("POST", "/api/v1/llm/test"): (
         # Answers 200 with ok false (a refused port for an admin, blocked loopback for the others).
         "mine_write",
         _with("/api/v1/llm/test", lambda w, u: {"provider": "openai", "base_url": "http://127.0.0.1:9/v1"}),
     ),
+    ("GET", "/api/v1/me"): ("mine_read", _get("/api/v1/me")),
+    ("GET", "/api/v1/api-keys"): ("mine_read", _get("/api/v1/api-keys")),
+    ("POST", "/api/v1/api-keys"): (
+        "mine_read",
+        _with("/api/v1/api-keys", lambda w, u: {"name": "k", "scopes": ["read"]}),
     ),
     ("DELETE", "/api/v1/api-keys/{key_id}"): ("own_key", _get("/api/v1/api-keys/{w.spare_key}")),
     ("GET", "/api/v1/users"): ("admin", _get("/api/v1/users")),
@@ -370,6 +370,20 @@ ROUTES: dict[tuple[str, str], tuple[str, Request]] = {
     ("DELETE", "/api/v1/agents/{flow_id}/versions/{version_id}"): (
         "flow_edit",
         _get("/api/v1/agents/{w.flow}/versions/1"),
+    ),
+    # RAGFlow's sessions and completions: a session is a run of the agent (flow).
+    ("POST", "/api/v1/agents/{flow_id}/sessions"): (
+        "flow_edit",
+        _with("/api/v1/agents/{w.flow}/sessions", lambda w, u: {}),
+    ),
+    ("GET", "/api/v1/agents/{flow_id}/sessions"): ("flow_view", _get("/api/v1/agents/{w.flow}/sessions")),
+    ("DELETE", "/api/v1/agents/{flow_id}/sessions"): (
+        "flow_edit",
+        _with("/api/v1/agents/{w.flow}/sessions", lambda w, u: {"ids": [w.done_run]}),
+    ),
+    ("POST", "/api/v1/agents/{flow_id}/completions"): (
+        "flow_edit",
+        _with("/api/v1/agents/{w.flow}/completions", lambda w, u: {"question": "a", "stream": True}),
     ),
     # Knowledge bases (issue 16) are the owner's, as components: another user's is a 404.
     ("GET", "/api/v1/knowledge"): ("mine_read", _get("/api/v1/knowledge")),
