@@ -441,6 +441,11 @@ async def test_session_and_completions_as_ragflow_sdk(ragflow: httpx.AsyncClient
     assert gone["code"] == 102
     bad = (await ragflow.request("DELETE", f"/api/v1/agents/{agent}/sessions", json={})).json()
     assert bad["code"] == 101
+    # Begin inputs in the body: the session's run starts now, its id is the run's.
+    started = ok(await ragflow.post(f"/api/v1/agents/{agent}/sessions", json={"query": "北京"}))
+    assert [m["content"] for m in started["message"]][1:] in (["北京"], ["北京", "北京beijing"])
+    run = ok(await ragflow.post(f"/api/v1/agents/{agent}/run", json={"session_id": started["id"]}))
+    assert run["session_id"] == started["id"] and run["answer"] == "北京beijing"
 
 
 async def test_a_user_fill_up_is_answered_by_the_next_completion(ragflow: httpx.AsyncClient) -> None:

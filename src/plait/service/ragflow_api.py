@@ -351,6 +351,7 @@ class RagflowAgents:
         """A synchronous turn: start (or answer) and wait until the run pauses or ends."""
         session = await self.open_session(who, flow, body, version)
         messages: list[str] = []
+        ref: dict[str, Any] | list[Any] = []
         waiting: list[dict[str, Any]] = []
         error: str | None = None
         async for item in self.events(session):
@@ -358,6 +359,7 @@ class RagflowAgents:
                 continue
             if item.event == "message":
                 messages.append(item.data["answer"])
+                ref = item.data["reference"] or ref
             elif item.event == "waiting_for_user":
                 waiting.append(item.data)
             elif item.event == "error":
@@ -369,7 +371,7 @@ class RagflowAgents:
             "status": row.status,
             "answer": "\n".join(messages),
             "messages": messages,
-            "reference": [],
+            "reference": ref,
             "waiting_for_user": waiting,
             "error": error,
         }
