@@ -11,9 +11,11 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import httpx
 import pytest
 
 import plait
+from api import conftest as api_conftest
 from plait.engine.services import RunServices
 from plait.llm import ChatRequest, Message
 from plait.llm.registry import ModelEgress, ProviderRegistry
@@ -154,3 +156,51 @@ async def test_a_client_built_for_an_administrator_is_not_reused_for_a_user(serv
 async def test_a_library_run_without_a_policy_is_the_operators_and_unguarded(server: Any) -> None:
     result = await plait.run(_doc(), env={"OPENAI_BASE_URL": server.url})
     assert result.status == "completed", result.error
+
+
+# --------------------------------------------------------------------------- server runs (API)
+
+# The API tests' server fixtures (tests/api/conftest.py), for the runs the launcher starts.
+database_url = api_conftest.database_url
+settings = api_conftest.settings
+app = api_conftest.app
+client = api_conftest.client
+
+
+async def _api_run(api: httpx.AsyncClient, flow_id: str) -> dict[str, Any]:
+    r = await api.post("/api/v1/flows/import", json={"document": _doc(), "id": flow_id, "publish": True})
+    assert r.status_code == 201, r.text
+    r = await api.post(f"/api/v1/flows/{flow_id}/runs?wait=true", json={"inputs": {}})
+    assert r.status_code in (200, 201), r.text
+    return dict(r.json())
+
+
+async def test_a_server_run_of_the_administrator_reaches_their_loopback_endpoint(
+    client: httpx.AsyncClient, server: Any
+) -> None:
+    r = await client.put("/api/v1/variables/OPENAI_BASE_URL", json={"value": server.url, "is_secret": False})
+    assert r.status_code in (200, 201), r.text
+    run = await _api_run(client, "admin-model")
+    assert run["status"] == "completed", run
+    assert server.requests == 1
+
+
+async def test_a_server_run_of_a_user_is_refused_their_loopback_endpoint(
+    app: Any, client: httpx.AsyncClient, server: Any
+) -> None:
+    r = await client.post("/api/v1/users", json={"email": "eve@example.com", "role": "editor"})
+    assert r.status_code == 201, r.text
+    r = await client.post(
+        f"/api/v1/users/{r.json()['id']}/api-keys", json={"name": "k", "scopes": ["read", "write", "run"]}
+    )
+    assert r.status_code == 201, r.text
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://test", headers={"x-api-key": r.json()["key"]}, timeout=30
+    ) as eve:
+        r = await eve.put("/api/v1/variables/OPENAI_BASE_URL", json={"value": server.url, "is_secret": False})
+        assert r.status_code in (200, 201), r.text
+        run = await _api_run(eve, "eve-model")
+    assert run["status"] == "failed", run
+    assert "OPENAI_BASE_URL" in str(run) and "PLAIT_HTTP_ALLOW" in str(run), run
+    assert server.requests == 0
