@@ -82,9 +82,11 @@ def blocked_endpoint(
 ) -> BlockedEndpointError:
     """The provider error for a refused endpoint, naming the variable that chose it."""
     where = f"the endpoint in {variable}" if variable else "the model endpoint"
+    fix = (
+        f" ({ALLOW_ENV} is the server's setting: ask an administrator)"
+        if ALLOW_ENV in blocked.message
+        else f"; an administrator can allow the host in {ALLOW_ENV}"
+    )
     return BlockedEndpointError(
-        f"plait does not connect to {where}: {blocked.message}. Point {variable or 'the base URL'} at "
-        f"a public endpoint, or have an administrator allow the host in {ALLOW_ENV}",
-        provider=provider,
-        model=model,
+        f"plait does not connect to {where}: {blocked.message}{fix}", provider=provider, model=model
     )
