@@ -426,8 +426,12 @@ async def test_session_and_completions_as_ragflow_sdk(ragflow: httpx.AsyncClient
     assert streamed.status_code == 200 and streamed.headers["content-type"].startswith("text/event-stream")
     lines = completion_lines(streamed.text)
     assert lines[-1] == {"code": 0, "message": "", "data": True}
-    assert [line["data"]["answer"] for line in lines[:-1]] == ["北京beijing"]
+    assert [line["data"]["answer"] for line in lines[:-1]] == ["北京beijing", "北京beijing"]
     assert all(line["code"] == 0 and line["data"]["session_id"] for line in lines[:-1])
+    # What ragflow-sdk's Session.ask() reads: `event` message ... message_end, `data.content`.
+    assert [line["event"] for line in lines[:-1]] == ["message", "message_end"]
+    assert lines[0]["data"]["content"] == "北京beijing"
+    assert answer["data"]["content"] == "北京beijing"  # ask(stream=False)
 
     listed = ok(await ragflow.get(f"/api/v1/agents/{agent}/sessions", params={"page": 1, "page_size": 30}))
     assert {s["id"] for s in listed} >= {run_id, lines[0]["data"]["session_id"]}
@@ -455,8 +459,9 @@ async def test_a_user_fill_up_is_answered_by_the_next_completion(ragflow: httpx.
             await ragflow.post(f"/api/v1/agents/{agent}/completions", json={"question": "hi", "stream": True})
         ).text
     )
-    asked = first[-2]["data"]
+    asked = first[-3]["data"]
     assert asked["waiting_for_user"]["cpn_id"] == "UserFillUp:Menu" and first[-1]["data"] is True
+    assert first[-2]["event"] == "message_end" and asked["content"] == asked["waiting_for_user"]["tips"]
     session = asked["session_id"]
     second = ok(
         await ragflow.post(
@@ -538,3 +543,8 @@ async def test_completion_reference_from_a_retrieval(ragflow: httpx.AsyncClient)
         ).text
     )
     assert lines[0]["data"]["reference"]["chunks"][0]["document_name"] == "refunds.pdf"
+    assert lines[-2]["event"] == "message_end" and lines[-2]["data"]["reference"]["doc_aggs"][0]["count"] == 1
+    run = ok(await ragflow.post(f"/api/v1/agents/{agent}/run", json={"question": QUESTION}))
+    assert run["reference"]["chunks"][0]["document_name"] == "refunds.pdf"
+    listed = ok(await ragflow.get(f"/api/v1/agents/{agent}/sessions", params={"id": answer["session_id"]}))
+    assert listed[0]["message"][-1]["reference"]["chunks"][0]["document_name"] == "refunds.pdf"

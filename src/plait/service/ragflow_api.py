@@ -542,37 +542,57 @@ class RagflowAgents:
                 error = item.data["error"]
         if error is not None:
             raise RagflowRunError(error)
+        answer = "\n".join(a for a in answers if a)
         return {
-            "answer": "\n".join(a for a in answers if a),
+            "answer": answer,
             "reference": ref,
             "id": f"{session.run_id}-{session.after}",
             "session_id": session.run_id,
             "waiting_for_user": waiting,
+            # what ragflow-sdk's Session.ask(stream=False) reads: data.data.content
+            "data": {"content": answer, "reference": ref},
         }
 
     async def completion_stream(self, session: Session) -> AsyncIterator[dict[str, Any] | None]:
         """A streaming completion's `data:` payloads (None: a heartbeat): one per answer (and per
-        question a UserFillUp asks), an error as RAGFlow's `code` 500, and finally `data: true`."""
+        question a UserFillUp asks), an error as RAGFlow's `code` 500, then `message_end` (the
+        turn's answers and reference) and finally `data: true`.
+
+        Each payload is RAGFlow's older wire (`{code, message, data: {answer, reference, id,
+        session_id}}`, which ends at `data: true`) and carries what ragflow-sdk's `Session.ask()`
+        reads too: `event` (`message`, `message_end`, `error`) and `data.content`."""
+        answers: list[str] = []
+        ref: dict[str, Any] | builtins.list[Any] = []
+
+        def line(event: str, answer: str, base: dict[str, Any], **more: Any) -> dict[str, Any]:
+            data = {
+                "answer": answer,
+                "content": answer,
+                "reference": more.pop("reference", []),
+                **base,
+                **more,
+            }
+            return {"code": SUCCESS, "message": "", "event": event, "data": data}
+
+        base = {"id": f"{session.run_id}-{session.after}", "session_id": session.run_id}
         async for item in self.events(session):
             if item is None:
                 yield None
                 continue
             base = {"id": f"{session.run_id}-{item.seq}", "session_id": session.run_id}
             if item.event == "message":
-                data = {"answer": item.data["answer"], "reference": item.data["reference"], **base}
-                yield {"code": SUCCESS, "message": "", "data": data}
+                answers.append(item.data["answer"])
+                ref = item.data["reference"] or ref
+                yield line("message", item.data["answer"], base, reference=item.data["reference"])
             elif item.event == "waiting_for_user":
-                data = {
-                    "answer": item.data.get("tips") or "",
-                    "reference": [],
-                    "waiting_for_user": item.data,
-                    **base,
-                }
-                yield {"code": SUCCESS, "message": "", "data": data}
+                tips = str(item.data.get("tips") or "")
+                answers.append(tips)
+                yield line("message", tips, base, waiting_for_user=item.data)
             elif item.event == "error":
                 error = item.data["error"]
-                data = {"answer": f"**ERROR**: {error}", "reference": [], **base}
-                yield {"code": 500, "message": error, "data": data}
+                failed = line("error", f"**ERROR**: {error}", base)
+                yield {**failed, "code": SERVER_ERROR, "message": error}
+        yield line("message_end", "\n".join(a for a in answers if a), base, reference=ref)
         yield {"code": SUCCESS, "message": "", "data": True}
 
     # ------------------------------------------------------------------ versions
