@@ -480,6 +480,29 @@ async def test_a_user_fill_up_is_answered_by_the_next_completion(ragflow: httpx.
     assert third["session_id"] == session and third["answer"] and third["waiting_for_user"] == []
 
 
+async def test_an_sdk_session_keeps_its_id_through_pauses_and_turns(ragflow: httpx.AsyncClient) -> None:
+    """ragflow-sdk: `agent.create_session()` (an empty body), then `session.ask(q)` posts the id it
+    was created with every time; the session goes on with the same run, then a new one."""
+    agent = await create_agent(ragflow, "menu", menu_agent())
+    sid = ok(await ragflow.post(f"/api/v1/agents/{agent}/sessions", json={}))["id"]
+
+    async def ask(question: str) -> dict[str, Any]:
+        body = {"question": question, "stream": False, "session_id": sid}
+        return dict(ok(await ragflow.post(f"/api/v1/agents/{agent}/completions", json=body)))
+
+    first = await ask("hi")
+    assert [w["cpn_id"] for w in first["waiting_for_user"]] == ["UserFillUp:Menu"]
+    second = await ask("wait_input")
+    assert second["session_id"] == first["session_id"]
+    assert [w["cpn_id"] for w in second["waiting_for_user"]] == ["UserFillUp:JustWait"]
+    third = await ask("here I am")
+    assert third["session_id"] == first["session_id"] and third["waiting_for_user"] == []
+    again = await ask("hi")  # the run has ended: the session's next turn is a new run
+    assert again["session_id"] != first["session_id"]
+    assert [w["cpn_id"] for w in again["waiting_for_user"]] == ["UserFillUp:Menu"]
+    assert (await ask("message"))["session_id"] == again["session_id"]
+
+
 async def test_completion_reference_from_a_retrieval(ragflow: httpx.AsyncClient) -> None:
     r = await ragflow.post("/api/v1/knowledge", json={"name": "support"})
     assert r.status_code == 201, r.text

@@ -31,7 +31,7 @@ from plait.service.core import Services
 from plait.service.errors import Conflict, Forbidden, Invalid, NotFound, ServiceError, Unauthorized
 from plait.service.flows import FORMAT_RAGFLOW
 from plait.service.ragflow_events import RagflowEvent, RagflowEvents, user_form
-from plait.store.models import FlowRow
+from plait.store.models import FlowRow, Run
 
 # RAGFlow's business codes (common/constants.py RetCode).
 SUCCESS = 0
@@ -44,7 +44,9 @@ AUTHENTICATION_ERROR = 109
 SERVER_ERROR = 500
 
 MAX_PAGE_SIZE = 100
-MAX_AGENTS = 10_000  # a listing reads at most this many flows before it filters and pages
+MAX_AGENTS = 10_000
+MAX_SESSION_RUNS = 200  # a session's newest run is looked for among the flow's latest runs
+SESSION_INPUT = "ragflow_session"  # the input naming the session a later run continues  # a listing reads at most this many flows before it filters and pages
 VERSION_ID_RE = re.compile(r"^(?:v_?)?([0-9]{1,9})$", re.IGNORECASE)
 
 
@@ -314,10 +316,24 @@ class RagflowAgents:
         return await self._start(who, flow, inputs, question, version)
 
     async def _start(
-        self, who: Principal, flow: FlowRow, inputs: dict[str, Any], question: str | None, version: str | None
+        self,
+        who: Principal,
+        flow: FlowRow,
+        inputs: dict[str, Any],
+        question: str | None,
+        version: str | None,
+        *,
+        session: str | None = None,
     ) -> Session:
+        """A new run; `session`: the id of the session it continues (kept as its
+        `ragflow_session` input, unless the flow's inputs refuse one more)."""
         if question:
             inputs.setdefault("query", question)
+        if session is not None:
+            try:
+                return await self._start(who, flow, {**inputs, SESSION_INPUT: session}, None, version)
+            except Invalid:
+                pass  # a flow whose input schema takes no extra input: the run is the session
         run_id, _task = await self.svc.runs.start(
             flow.id, inputs, version=version_spec(version), owner_id=who.user_id
         )
@@ -429,7 +445,7 @@ class RagflowAgents:
     async def create_session(self, who: Principal, flow: FlowRow, body: Any) -> dict[str, Any]:
         """`POST /sessions`: with Begin inputs in the body (or a `question`), the session's run
         starts now and the session is that run. Without, nothing runs yet: the id is new and the
-        first completion under it starts the run (whose id is the session's from then on)."""
+        first completion under it starts a run tagged with it (see `completion_session`)."""
         body = body_object(body)
         prologue = await self.prologue(flow)
         inputs = plain_inputs({k: v for k, v in body.items() if k not in ("user_id", "question")})
@@ -492,25 +508,45 @@ class RagflowAgents:
         """`POST /completions`: a session's turn. The first question of a session starts its run
         (`question` -> `sys.query`, `inputs` -> Begin inputs); a question to a session whose run
         waits answers the pending UserFillUp (its one field, else `query`); to an ended one, a
-        new run."""
+        new run of the same session.
+
+        A session is its newest run: the run whose id it is, or a later one started under it,
+        which carries the session's id as its `ragflow_session` input (so a client that keeps
+        the id it created, as ragflow-sdk does, goes on with the same session)."""
         body = body_object(body)
         question = text_field(body, "question") or ""
         inputs = plain_inputs(body.get("inputs"))
         session_id = text_field(body, "session_id")
-        if session_id:
-            try:
-                row = await self.svc.access.run(who, session_id, control=True)
-            except NotFound:
-                row = None  # a session created without inputs: its first turn starts its run
-            if row is not None:
-                if row.flow_id != flow.id:
-                    raise NotFound(f"You don't own the session {session_id}")
-                if row.status == RunStatus.WAITING and question and not inputs:
-                    inputs = await self._fill_up_answer(row.id, row.last_seq, question)
-                return await self.open_session(
-                    who, flow, {"session_id": row.id, "inputs": inputs, "question": question}, None
-                )
-        return await self._start(who, flow, inputs, question or None, None)
+        if not session_id:
+            return await self._start(who, flow, inputs, question or None, None)
+        row = await self._session_run(who, flow, session_id)
+        if row is None or RunStatus(row.status).terminal:
+            return await self._start(who, flow, inputs, question or None, None, session=session_id)
+        if row.status == RunStatus.WAITING and question and not inputs:
+            inputs = await self._fill_up_answer(row.id, row.last_seq, question)
+        return await self.open_session(
+            who, flow, {"session_id": row.id, "inputs": inputs, "question": question}, None
+        )
+
+    async def _session_run(self, who: Principal, flow: FlowRow, session_id: str) -> Run | None:
+        """The session's newest run: the latest started under its id, else the run it names;
+        None for a session created empty whose first turn has not come."""
+        recent = await self.svc.store.runs.list_runs(
+            flow_id=flow.id,
+            top_level=True,
+            visible_to=None if who.is_admin else who.user_id,
+            limit=MAX_SESSION_RUNS,
+        )
+        for candidate in recent:  # newest first
+            if isinstance(candidate.inputs, dict) and candidate.inputs.get(SESSION_INPUT) == session_id:
+                return await self.svc.access.run(who, candidate.id, control=True)
+        try:
+            row = await self.svc.access.run(who, session_id, control=True)
+        except NotFound:
+            return None
+        if row.flow_id != flow.id:
+            raise NotFound(f"You don't own the session {session_id}")
+        return row
 
     async def _fill_up_answer(self, run_id: str, last_seq: int, question: str) -> dict[str, Any]:
         """The question as the answer of the run's pending UserFillUp: its one field, else `query`."""
