@@ -66,8 +66,13 @@ def test_a_new_user_plugs_in_a_model_builds_runs_publishes_and_calls_a_flow(
         for node_type in ("start", "llm", "output"):
             page.get_by_test_id(f"palette-item-{node_type}").click()
             page.get_by_test_id(f"node-{node_type}").wait_for()
+        # each click placed the new node beside the selected one, left to right, and in view
+        settle(page)
+        xs = [page.get_by_test_id(f"node-{n}").bounding_box()["x"] for n in ("llm", "output")]
+        assert xs[0] < xs[1], "added left to right"
         wire(page, "start", "out", "llm")
         wire(page, "llm", "out", "output")
+        page.locator(".react-flow__controls-fitview").click()  # the whole flow in view
 
         # The run input: a `message` field from the start node's fields builder.
         click_node(page, "start")

@@ -36,6 +36,8 @@ export interface CanvasHandle {
   /** The flow position at the centre of the visible canvas (where click-to-add puts a node). */
   center(): Position;
   fitView(): void;
+  /** Pan (keeping the zoom) so the box at `p` (default: one node's size) is in view, if it is not already. */
+  reveal(p: Position, size?: { width: number; height: number }): void;
   /** measured node sizes (what auto-layout spaces by) */
   sizes(): Record<string, { width: number; height: number }>;
 }
@@ -271,6 +273,14 @@ function FlowCanvasInner(props: FlowCanvasProps) {
     },
     fitView() {
       openView();
+    },
+    reveal(p, size = { width: 196, height: 80 }) {
+      const box = wrapper.current?.getBoundingClientRect();
+      if (!box) return;
+      const tl = rf.flowToScreenPosition(p);
+      const br = rf.flowToScreenPosition({ x: p.x + size.width, y: p.y + size.height });
+      if (tl.x >= box.left && tl.y >= box.top && br.x <= box.right && br.y <= box.bottom) return;
+      rf.setCenter(p.x + size.width / 2, p.y + size.height / 2, { zoom: rf.getViewport().zoom });
     },
     sizes() {
       const out: Record<string, { width: number; height: number }> = {};

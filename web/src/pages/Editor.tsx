@@ -42,7 +42,7 @@ import {
   type Connection,
   type History,
 } from "../state/graph";
-import { dagreLayout, fillMissingPositions, freeOffset, freePosition } from "../state/layout";
+import { dagreLayout, fillMissingPositions, freeOffset, freePosition, NODE_W } from "../state/layout";
 import { idleRun, isActive, liveInputs, normalizeEvent, reduceRun, startingRun, tokensOf, type RunState } from "../state/run";
 import type { FlowAccess, FlowDocument, NodeType, Problem, VersionOut } from "../types";
 import { Dialog } from "../ui/Dialog";
@@ -294,10 +294,17 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
       const config = (t as any).config_defaults ?? undefined;
       const sizes = canvasRef.current?.sizes() ?? {};
       let newId = "";
+      let placed: { x: number; y: number; width: number; height: number } | null = null;
       editGraph((d) => {
-        const want = position ? p : { x: p.x - 90, y: p.y - 28 };
+        // clicked in the palette: beside the one selected node (building a chain left to right),
+        // else in the middle of the view
+        const beside = !position && selected.size === 1 ? d.nodes.find((n) => selected.has(n.id)) : undefined;
+        const next = beside?.position ? { x: beside.position.x + (sizes[beside.id]?.width ?? NODE_W) + 80, y: beside.position.y } : undefined;
+        const want = position ? p : next ?? { x: p.x - 90, y: p.y - 28 };
         // dropped on an edge: it goes between the edge's ends (no room to find there)
         const at = onEdge ? want : freePosition(d.nodes, want, sizes);
+        // in view afterwards: the new node, and the one it was placed beside
+        placed = next && beside?.position ? { x: beside.position.x, y: Math.min(at.y, beside.position.y), width: at.x - beside.position.x + NODE_W, height: Math.abs(at.y - beside.position.y) + 80 } : { ...at, width: NODE_W, height: 80 };
         const r = addNode(d, docType, at, t, config ? structuredClone(config) : undefined);
         newId = r.id;
         if (!onEdge) return r.doc;
@@ -306,9 +313,14 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
         if (!ports.inputs.length || !ports.outputs.length) return r.doc;
         return insertOnEdge(r.doc, onEdge, r.id, ports.inputs[0], ports.outputs[0]);
       });
-      if (newId) setSelected(new Set([newId]));
+      // the edit's updater may run at the next render: read what it set a frame later
+      requestAnimationFrame(() => {
+        if (newId) setSelected(new Set([newId]));
+        const box = placed as { x: number; y: number; width: number; height: number } | null;
+        if (box && !position) canvasRef.current?.reveal(box, box);
+      });
     },
-    [editGraph],
+    [editGraph, selected],
   );
   const onDropType = useCallback(
     (typeName: string, position: { x: number; y: number }, onEdge?: string) => {
