@@ -5,6 +5,8 @@ expires while Redis is down: its expiry is not lost, it is acted on once Redis i
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -130,13 +132,17 @@ def test_a_task_that_expires_while_redis_is_down_fails_its_run_once_redis_is_bac
                 _until(lambda: _status(c, run_id) == "waiting", "the run waits", cluster)
                 token = c.get(f"/api/v1/runs/{run_id}").json()["tasks"][0]["token"]
 
+                # Only the API server sweeps meanwhile (a worker's own sweep would fail the run
+                # itself, with no queue in between): it cannot send the expiry.
+                os.kill(worker.pid, signal.SIGSTOP)
                 redis.stop()
-                time.sleep(6)  # past the deadline: sweeps (every 0.2 s) try to send the expiry
+                time.sleep(6)  # past the deadline: the server's sweeps (every 0.2 s) try to send it
                 assert _status(c, run_id) == "waiting"
                 r = c.post(f"/api/v1/human-tasks/{token}/submit", json={"action": "approve"})
                 assert r.status_code == 410, r.text  # past its deadline it takes no answer
 
                 redis.start()
+                os.kill(worker.pid, signal.SIGCONT)
                 _until(lambda: _status(c, run_id) == "failed", "the expiry fails the run", cluster, 90)
                 run = c.get(f"/api/v1/runs/{run_id}").json()
                 assert "expire" in str(run).lower(), run
