@@ -8,14 +8,14 @@ import { describeSchema, problemPath } from "../forms/schema";
 import type { NodeRunState } from "../state/run";
 import type { FlowDocument, JsonSchema, NodeSpec, NodeType, Problem } from "../types";
 import { TOOL_FIELDS, toolChoices, useToolListing } from "../tools";
-import { fmtDuration, fmtJson } from "../ui/format";
+import { fmtDuration, fmtJson, uiHint } from "../ui/format";
 
 export function problemsByPath(problems: Problem[]): { byPath: Record<string, string[]>; general: Problem[] } {
   const byPath: Record<string, string[]> = {};
   const general: Problem[] = [];
   for (const p of problems) {
     const path = problemPath(p.field);
-    if (path) (byPath[path] ??= []).push(p.message + (p.hint ? ` (${p.hint})` : ""));
+    if (path) (byPath[path] ??= []).push(p.message + (uiHint(p) ? ` (${uiHint(p)})` : ""));
     else general.push(p);
   }
   return { byPath, general };
@@ -112,7 +112,7 @@ export function NodeInspector({ node, type, problems, suggestions, runNode, runI
             {general.map((p, i) => (
               <li key={i} role="alert">
                 {p.field ? <code>{p.field}</code> : null} {p.message}
-                {p.hint ? <span className="muted"> — {p.hint}</span> : null}
+                {uiHint(p) ? <span className="muted"> — {uiHint(p)}</span> : null}
               </li>
             ))}
           </ul>
@@ -239,7 +239,7 @@ export function FlowSettings({ doc, problems, readOnly, onPatch, onSelectNode }:
                 p.node_id && <code>{p.node_id}</code>
               )}{" "}
               {p.field && <code>{p.field}</code>} {p.message}
-              {p.hint && <span className="muted"> — {p.hint}</span>}
+              {uiHint(p) && <span className="muted"> — {uiHint(p)}</span>}
             </li>
           ))}
         </ul>

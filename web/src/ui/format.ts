@@ -39,3 +39,13 @@ export function errorText(e: unknown): string {
   }
   return String(e);
 }
+
+/** A problem's hint as the web UI says it: the validator's hints are shared with the CLI, and
+ * the ones that name a `plait ...` command become the UI action that does the same. */
+export function uiHint(p: { code?: string; hint?: string | null }): string | undefined {
+  const hint = p.hint ?? undefined;
+  if (!hint || !/`plait\s/.test(hint)) return hint;
+  if (p.code === "unknown_type") return "pick a node type from the palette";
+  if (p.code === "invalid_config") return "the node's settings form shows what this field takes";
+  return hint.replace(/\s*[(,;]?\s*(run|see|or|with)?\s*`plait [^`]*`[^.;)]*/g, "").trim() || undefined;
+}
