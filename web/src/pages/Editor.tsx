@@ -42,6 +42,7 @@ import {
   type Connection,
   type History,
 } from "../state/graph";
+import { takeImportNotice } from "../state/imported";
 import { dagreLayout, fillMissingPositions, freeOffset, freePosition, NODE_W } from "../state/layout";
 import { idleRun, isActive, liveInputs, normalizeEvent, reduceRun, startingRun, tokensOf, type RunState } from "../state/run";
 import type { FlowAccess, FlowDocument, NodeType, Problem, VersionOut } from "../types";
@@ -150,6 +151,8 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
         setAccess({ access: flow.access, ownerId: flow.owner_id });
         onName(flowId, flow.name || flow.id);
         setProblems(flow.problems ?? []);
+        const imported = takeImportNotice(flowId);
+        if (imported) setNotice(imported);
         setServerDraft(flow.draft);
         if (flow.latest_version)
           api.version(flowId, flow.latest_version).then(

@@ -8,6 +8,7 @@ import { navigate, paths } from "../router";
 import { accessLabel, canEdit, canManage } from "../state/access";
 import { useAuth } from "../state/auth";
 import { emptyDocument, uniqueId } from "../state/graph";
+import { rememberImport } from "../state/imported";
 import type { FlowOut, FlowSummary } from "../types";
 import { Dialog } from "../ui/Dialog";
 import { download, errorText, fmtTime } from "../ui/format";
@@ -70,8 +71,9 @@ export function Library() {
 
   const importText = async (content: string, overwrite = false) => {
     try {
-      const flow = await api.importFlow(content, overwrite);
+      const flow: FlowOut & { format?: string | null; warnings?: string[] } = await api.importFlow(content, overwrite);
       setNotice(`Imported ${flow.id}`);
+      rememberImport(flow); // the editor says what the import approximated once it opens
       await load(true);
       navigate(paths.flow(flow.id));
     } catch (e) {
@@ -110,7 +112,7 @@ export function Library() {
             accept=".json,.yaml,.yml,application/json,application/yaml"
             className="visually-hidden"
             data-testid="import-file"
-            aria-label="Import a plait flow file (JSON or YAML)"
+            aria-label="Import a flow file: a plait flow (JSON or YAML) or a RAGFlow agent (JSON)"
             onChange={onFile}
           />
         </div>
