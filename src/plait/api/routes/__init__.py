@@ -12,8 +12,8 @@ from plait.api.routes import (
     editor,
     flows,
     knowledge,
-    node_runs,
     llm_settings,
+    node_runs,
     ragflow_agents,
     restore_points,
     runs,
@@ -45,9 +45,9 @@ ROUTERS: tuple[APIRouter, ...] = (
     users.auth,
     assistant.router,
     restore_points.router,
+    llm_settings.router,
     ragflow_agents.router,
     knowledge.router,
-    llm_settings.router,
 )
 
 __all__ = ["ROUTERS"]
