@@ -31,6 +31,7 @@ from plait.assistant.ports import NoTelemetry, Phase
 from plait.engine.context import lookup_secret
 from plait.llm import (
     AuthenticationError,
+    ChatRequest,
     Message,
     MissingKeyError,
     ModelNotFoundError,
@@ -39,6 +40,8 @@ from plait.llm import (
     RateLimitError,
     ScriptedProvider,
 )
+from plait.llm.registry import ModelEgress
+from plait.llm.sdk_common import BlockedEndpointError
 
 ENV_KEYS = (
     "OPENAI_API_KEY",
@@ -518,3 +521,14 @@ def test_scripted_providers_are_bounded() -> None:
     providers.get("u", "c", ["x"])  # b goes
     assert len(providers) == 2
     assert providers.get("u", "a", ["x"]) is a
+
+
+async def test_a_users_endpoint_goes_through_the_ssrf_guard_unless_the_user_is_an_admin() -> None:
+    """The assistant calls a user's OPENAI_BASE_URL with the same policy as their runs' model
+    calls: loopback (and link-local, private) refused for a non-admin, before any connection."""
+    secret = secrets(OPENAI_API_KEY="k", OPENAI_BASE_URL="http://169.254.169.254/v1")
+    choice = choose_model("openai", "m", secret, egress=ModelEgress(owner_is_admin=False))
+    request = ChatRequest(model="m", messages=[Message(role="user", content="hi")])
+    with pytest.raises(BlockedEndpointError) as info:
+        await choice.provider.chat(request)
+    assert "OPENAI_BASE_URL" in info.value.message and "PLAIT_HTTP_ALLOW" in info.value.message

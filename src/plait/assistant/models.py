@@ -53,6 +53,7 @@ from plait.llm import (
     ToolSpec,
     Usage,
 )
+from plait.llm.registry import ModelEgress
 from plait.spec.model_settings import PRESETS
 
 log = logging.getLogger("plait.assistant")
@@ -312,12 +313,18 @@ class ModelChoice:
 
 
 def choose_model(
-    provider: str | None, model: str | None, secret: SecretLookup, *, scripted: Provider | None = None
+    provider: str | None,
+    model: str | None,
+    secret: SecretLookup,
+    *,
+    scripted: Provider | None = None,
+    egress: ModelEgress | None = None,
 ) -> ModelChoice:
     """The provider and models of a turn: the request's provider and model first; else the user's
     default (`default_choice`); else the first configured provider in preference order. With a
     model, the candidates are that model then the rest of the provider's list (fallback stays on
-    the same provider). `scripted` is the session's scripted provider (None: no script).
+    the same provider). `scripted` is the session's scripted provider (None: no script);
+    `egress` the SSRF policy of the user's endpoints (None: unguarded, the operator's own use).
     Raises AssistantSetupError (400) naming what to configure."""
     scripted_available = scripted is not None
     model = (model or "").strip() or None
@@ -348,7 +355,7 @@ def choose_model(
         assert scripted is not None  # is_configured said so
         return ModelChoice(SCRIPTED, scripted, candidates)
     try:
-        backend = ProviderRegistry(secret).get(name)
+        backend = (egress.registry(secret) if egress is not None else ProviderRegistry(secret)).get(name)
     except MissingKeyError as exc:
         raise AssistantSetupError(missing_key_message(exc.variable, name), code="missing_key") from exc
     return ModelChoice(name, backend, candidates)

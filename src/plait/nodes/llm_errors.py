@@ -8,6 +8,7 @@ knows both, so `llm/` stays below `nodes/` and never imports it.
 from __future__ import annotations
 
 from plait.llm.base import AuthenticationError, MissingKeyError, ModelNotFoundError, ProviderError
+from plait.llm.sdk_common import BlockedEndpointError
 from plait.nodes.base import NodeError
 
 
@@ -18,6 +19,8 @@ def as_node_error(exc: ProviderError, *, node: str | None = None) -> NodeError:
         return NodeError(exc.message, hint=f"set the variable {exc.variable}", retryable=False)
     if isinstance(exc, AuthenticationError):
         return NodeError(prefix + exc.message, hint="check the provider's API key variable", retryable=False)
+    if isinstance(exc, BlockedEndpointError):  # the SSRF guard's refusal: calling again cannot help
+        return NodeError(prefix + exc.message, retryable=False)
     if isinstance(exc, ModelNotFoundError):
         tried = exc.models_tried or ([exc.model] if exc.model else [])
         return NodeError(

@@ -49,7 +49,8 @@ from plait.assistant.toolkit import Toolkit
 from plait.assistant.turn import DEFAULT_MAX_ATTEMPTS, Assistant, AssistantRequest
 from plait.assistant.working_flow import WorkingFlow
 from plait.engine.context import lookup_secret
-from plait.service.access import Access, AccessService, Principal, Scope
+from plait.llm.registry import ModelEgress
+from plait.service.access import Access, AccessService, Principal, Role, Scope
 from plait.service.assistant_components import AssistantComponents
 from plait.service.assistant_metrics import AssistantMetrics
 from plait.service.assistant_runner import AssistantFlowRunner
@@ -282,7 +283,9 @@ class AssistantService:
         script = self._script(secret)
         scripted = self.scripted.get(who.user_id, session_id, script) if script is not None else None
         try:
-            choice = choose_model(body.provider, body.model_name, secret, scripted=scripted)
+            # the user's endpoints go through the SSRF guard, as their runs' model calls do
+            egress = ModelEgress(owner_is_admin=who.role is Role.ADMIN)
+            choice = choose_model(body.provider, body.model_name, secret, scripted=scripted, egress=egress)
         except AssistantSetupError as exc:
             raise SetupRequired(exc.message, hint=exc.hint) from exc
         available = [
