@@ -55,12 +55,13 @@ def resolve(
         return ScriptedProvider(script), models or [SCRIPTED_MODEL]
     services = getattr(ctx, "services", None)
     source = getattr(services, "providers", None)
+    found: Provider | None
     if isinstance(source, ModelEgress):  # a server run: its variables' endpoints pass the SSRF guard
         found = source.registry(ctx.secret).get(name)
     else:
         found = lookup(source, name) if source is not None else None
-        if found is None:
-            found = ProviderRegistry(ctx.secret).get(name)
+    if found is None:
+        found = ProviderRegistry(ctx.secret).get(name)
     if not models:
         if name != "scripted" and not isinstance(found, ScriptedProvider):
             raise ProviderError(
