@@ -95,6 +95,12 @@ async def test_m_s85_built_and_ran_in_one_turn_is_applied_at_once(
     # M-S77: a real run, in the flow's history
     runs = (await client.get("/api/v1/runs", params={"flow_id": "empty"})).json()
     assert any(r["status"] == "completed" for r in runs)
+    # decision 5: the run's id is streamed when it starts (before the tool answers), so the
+    # canvas can follow it live
+    kinds = [e["event"] for e in events]
+    (started,) = [e for e in events if e["event"] == "run_started"]
+    assert started["flow_id"] == "empty" and started["run_id"] in {r["id"] for r in runs}
+    assert kinds.index("run_started") < kinds.index("flow_update") < kinds.index("complete")
 
 
 async def test_m_s4_an_incremental_edit_applies_live_without_a_proposal(

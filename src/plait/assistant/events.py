@@ -129,6 +129,20 @@ class FileWritten:
 
 
 @dataclass(slots=True, frozen=True)
+class RunStarted:
+    """The flow builder started a real run (`run_flow`, or the check of a new flow). The canvas
+    follows it live by id, as any run of the flow (decision 5)."""
+
+    run_id: str
+    flow_id: str
+
+    kind: ClassVar[str] = "run_started"
+
+    def payload(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "flow_id": self.flow_id}
+
+
+@dataclass(slots=True, frozen=True)
 class Complete:
     """The end of a successful turn. `data` always holds `usage` and `duration_seconds`."""
 
@@ -164,7 +178,9 @@ class Cancelled:
         return {"message": self.message} if self.message is not None else {}
 
 
-AssistantEvent = Progress | Token | FlowUpdate | FlowPreview | FileWritten | Complete | Error | Cancelled
+AssistantEvent = (
+    Progress | Token | FlowUpdate | FlowPreview | FileWritten | RunStarted | Complete | Error | Cancelled
+)
 TERMINAL_EVENTS = (Complete, Error, Cancelled)
 
 

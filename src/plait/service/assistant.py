@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from plait.assistant.catalog import RegistryCatalog
-from plait.assistant.events import AssistantEvent, Complete, Error
+from plait.assistant.events import AssistantEvent, Complete, Error, RunStarted
 from plait.assistant.files import FileSandbox
 from plait.assistant.flow_agent import FlowBuilderAgent
 from plait.assistant.generator import TurnComponentGenerator
@@ -243,7 +243,13 @@ class AssistantService:
             )
             runner = None
             if self.runs is not None and Scope.RUN in who.scopes:
-                runner = AssistantFlowRunner(self.runs, flow_id=request.flow_id, owner_id=who.user_id)
+
+                async def started(run_id: str) -> None:
+                    await emit(RunStarted(run_id, request.flow_id))
+
+                runner = AssistantFlowRunner(
+                    self.runs, flow_id=request.flow_id, owner_id=who.user_id, on_started=started
+                )
             return Toolkit(
                 WorkingFlow(request.flow, catalog),
                 catalog,

@@ -14,6 +14,7 @@ its id and status, and the canvas keeps showing it.
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 from plait.assistant.tool_ports import RunOutcome
@@ -33,12 +34,14 @@ class AssistantFlowRunner:
         flow_id: str,
         owner_id: str | None,
         timeout_s: float = DEFAULT_RUN_TIMEOUT_S,
+        on_started: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
         self.runs = runs
         self.flow_id = flow_id
         self.owner_id = owner_id
         self.timeout_s = timeout_s
         self.run_ids: list[str] = []  # every run this request started, in order
+        self.on_started = on_started  # tells the client the run's id, so the canvas follows it
 
     async def run(self, flow: dict[str, Any], inputs: dict[str, Any]) -> RunOutcome:
         return cast(RunOutcome, await self._run(flow, inputs))
@@ -54,6 +57,8 @@ class AssistantFlowRunner:
                 refused["problems"] = problems
             return refused
         self.run_ids.append(run_id)
+        if self.on_started is not None:
+            await self.on_started(run_id)
         try:
             await self.runs.wait(run_id, timeout=self.timeout_s)
         except TimeoutError:

@@ -42,7 +42,8 @@ def _turn(body: s.AssistantBody) -> TurnInput:
     dependencies=[WRITE],
 )
 async def assistant_stream(svc: Svc, who: Caller, body: s.AssistantBody) -> StreamingResponse:
-    """SSE: `event:` = progress | token | flow_update | flow_preview | file_written | complete |
+    """SSE: `event:` = progress | token | flow_update | flow_preview | file_written | run_started |
+    complete |
     error | cancelled, `data:` = JSON with the same `event` field. Ends after complete, error or
     cancelled. Closing the connection cancels the turn."""
     events = await svc.assistant.stream(who, _turn(body))
