@@ -43,8 +43,7 @@ def _turn(body: s.AssistantBody) -> TurnInput:
 )
 async def assistant_stream(svc: Svc, who: Caller, body: s.AssistantBody) -> StreamingResponse:
     """SSE: `event:` = progress | token | flow_update | flow_preview | file_written | run_started |
-    complete |
-    error | cancelled, `data:` = JSON with the same `event` field. Ends after complete, error or
+    complete | error | cancelled, `data:` = JSON with the same `event` field. Ends after complete, error or
     cancelled. Closing the connection cancels the turn."""
     events = await svc.assistant.stream(who, _turn(body))
 
