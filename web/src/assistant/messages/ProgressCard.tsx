@@ -1,5 +1,5 @@
 /**
- * What a running turn is doing: the thinking label (the kind of work, F20) and, for component
+ * What a running turn is doing: the thinking dots with their label (chat.ts's thinkingLabel, F20) and, for component
  * generation, the step with "Attempt X of Y" on retries (F14). Both go away when the turn ends.
  */
 import type { ProgressEvent, ProgressStep } from "../types";
@@ -46,16 +46,7 @@ export function attemptText(p: ProgressEvent): string | null {
   return n > 1 ? `Attempt ${n} of ${max}` : null;
 }
 
-/** The thinking label for the turn, from the steps seen so far (F4, F20). */
-export function thinkingLabel(steps: readonly ProgressStep[] | undefined): string {
-  const seen = new Set(steps ?? []);
-  if (seen.has("orchestrating")) return "Orchestrating...";
-  if (seen.has("generating_document")) return "Generating document...";
-  if (seen.has("generating_flow") || seen.has("building_flow")) return "Generating flow...";
-  return "Generating...";
-}
-
-export function Thinking({ steps }: { steps?: readonly ProgressStep[] }) {
+export function Thinking({ label }: { label: string }) {
   return (
     <div className="assistant-thinking" data-testid="assistant-thinking" role="status" aria-live="polite">
       <span className="assistant-dots" aria-hidden="true">
@@ -63,7 +54,7 @@ export function Thinking({ steps }: { steps?: readonly ProgressStep[] }) {
         <i />
         <i />
       </span>
-      {thinkingLabel(steps)}
+      {label}
     </div>
   );
 }
