@@ -4,6 +4,14 @@ import { api } from "./api";
 import type { NodeType } from "./types";
 
 let cached: Promise<NodeType[]> | null = null;
+const listeners = new Set<() => void>();
+
+/** Forget the cached registry and reload it everywhere it is shown (a component was just registered). */
+export async function reloadNodeTypes(): Promise<void> {
+  cached = null;
+  await loadNodeTypes().catch(() => undefined);
+  for (const fn of listeners) fn();
+}
 
 export function loadNodeTypes(): Promise<NodeType[]> {
   if (!cached) {
@@ -17,6 +25,12 @@ export function loadNodeTypes(): Promise<NodeType[]> {
 
 export function useNodeTypes(): { list: NodeType[]; byName: Map<string, NodeType>; error: string | null } {
   const [state, setState] = useState<{ list: NodeType[]; byName: Map<string, NodeType>; error: string | null }>({ list: [], byName: new Map(), error: null });
+  const [epoch, setEpoch] = useState(0);
+  useEffect(() => {
+    const bump = () => setEpoch((n) => n + 1);
+    listeners.add(bump);
+    return () => void listeners.delete(bump);
+  }, []);
   useEffect(() => {
     let live = true;
     loadNodeTypes().then(
@@ -36,6 +50,6 @@ export function useNodeTypes(): { list: NodeType[]; byName: Map<string, NodeType
     return () => {
       live = false;
     };
-  }, []);
+  }, [epoch]);
   return state;
 }

@@ -10,7 +10,9 @@ import { ShareDialog } from "../editor/ShareDialog";
 import { TriggersDialog } from "../editor/TriggersDialog";
 import { RunsPanel, VersionsPanel } from "../editor/SidePanels";
 import { startAndWatch, stopRun, watchRun, type Watch } from "../live";
-import { useNodeTypes } from "../nodeTypes";
+import { reloadNodeTypes, useNodeTypes } from "../nodeTypes";
+import AssistantDock from "../assistant/AssistantDock";
+import type { CanvasBridge } from "../assistant/types";
 import { linkProps, paths } from "../router";
 import { canEdit, canManage } from "../state/access";
 import { useAuth } from "../state/auth";
@@ -454,6 +456,51 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
     }
   }, [run.runId]);
 
+  // ---------------------------------------------------------------- the assistant's port to the canvas
+  // The panel changes the canvas only through this: a change is one ordinary undoable edit of the
+  // draft (same validation and autosave as a manual one), and a run it starts shows as any run.
+  const [assistantBusy, setAssistantBusy] = useState(false);
+  const docRef = useRef(doc);
+  docRef.current = doc;
+  const typesRef = useRef(types.list);
+  typesRef.current = types.list;
+  const followRun = useCallback((runId: string) => {
+    runEpoch.current += 1;
+    const epoch = runEpoch.current;
+    watchRef.current?.close();
+    dispatchRun({ kind: "reset", state: startingRun() });
+    dispatchRun({ kind: "event", raw: { type: "run_id", run_id: runId } });
+    setTaskLinks([]);
+    void watchRun(runId, (raw) => runEpoch.current === epoch && dispatchRun({ kind: "event", raw })).then(
+      (w) => (runEpoch.current === epoch ? (watchRef.current = w) : w.close()),
+      (e) => setNotice(`Could not follow the assistant's run: ${errorText(e)}`),
+    );
+  }, []);
+  const bridge = useMemo<CanvasBridge>(
+    () => ({
+      flowId,
+      readOnly,
+      document: () => docRef.current ?? { nodes: [], edges: [] },
+      commit: (next, opts) => {
+        setHist((h) => (h ? commit(h, next) : h));
+        if (opts?.fit) {
+          setBodyPath([]);
+          requestAnimationFrame(() => requestAnimationFrame(() => canvasRef.current?.fitView()));
+        }
+      },
+      flush,
+      center: () => canvasRef.current?.center() ?? { x: 0, y: 0 },
+      sizes: () => canvasRef.current?.sizes() ?? {},
+      select: (ids) => setSelected(new Set(ids)),
+      watchRun: followRun,
+      setLocked: setAssistantBusy,
+      nodeTypes: () => typesRef.current,
+      refreshTypes: reloadNodeTypes,
+      notify: setNotice,
+    }),
+    [flowId, readOnly, flush, followRun],
+  );
+
   // a run that waits for people: find its task tokens
   useEffect(() => {
     if (run.status !== "waiting" || !run.runId) return;
@@ -724,7 +771,7 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
             <button type="button" className="panel-toggle" data-testid="toggle-palette" aria-expanded="true" aria-label="Hide the node palette" title="Hide the node palette" onClick={() => togglePanel("palette")}>
               ‹
             </button>
-            <Palette types={types.list} onAdd={addType} disabled={readOnly} />
+            <Palette types={types.list} onAdd={addType} disabled={readOnly || assistantBusy} />
           </div>
         ) : (
           <button type="button" className="panel-rail" data-testid="toggle-palette" aria-expanded="false" aria-label="Show the node palette" title="Show the node palette" onClick={() => togglePanel("palette")}>
@@ -762,7 +809,7 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
           run={viewing || bodyPath.length ? null : run}
           problems={viewing ? undefined : problemsByNode}
           selected={selected}
-          readOnly={readOnly}
+          readOnly={readOnly || assistantBusy}
           onSelect={onSelect}
           onMove={onMove}
           onConnect={onConnect}
@@ -772,6 +819,7 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
           onOpenBody={openBody}
           canvasRef={canvasRef}
         />
+        {!viewing && <AssistantDock bridge={bridge} />}
         </div>
         {!panels.side && (
           <button type="button" className="panel-rail" data-testid="toggle-side" aria-expanded="false" aria-label="Show the details panel" title="Show the details panel" onClick={() => togglePanel("side")}>
