@@ -260,8 +260,9 @@ function onFlowUpdate(state: ChatState, m: ChatMessage, update: FlowUpdate, skip
         return next.directFlowMessageIds.includes(m.id) ? next : { ...next, directFlowMessageIds: [...next.directFlowMessageIds, m.id] };
       }
       return updateMessage(next, m.id, (x) => {
-        const tasks = addTask(x.tasks ?? [], update);
-        return tasks === x.tasks ? x : { ...x, tasks };
+        const before = x.tasks ?? [];
+        const tasks = addTask(before, update);
+        return tasks === before ? x : { ...x, tasks };
       });
     }
   }
