@@ -54,8 +54,19 @@ export interface ChatState {
   lastRoute: { messageId: string; route: UpdateRoute; update: FlowUpdate } | null;
 }
 
+/** The user (or the panel, silently) started a turn; `userSent` makes one with fresh ids. */
+export interface UserSentAction {
+  type: "user_sent";
+  text: string;
+  silent?: boolean;
+  reuseMessageId?: string | null;
+  userId: string;
+  assistantId: string;
+  now: number;
+}
+
 export type ChatAction =
-  | { type: "user_sent"; text: string; silent?: boolean; reuseMessageId?: string | null; userId: string; assistantId: string; now: number }
+  | UserSentAction
   | { type: "event"; messageId: string; event: AssistantEvent; skipAll: boolean }
   | { type: "request_failed"; messageId: string; error: string }
   | { type: "stopped" }
@@ -98,7 +109,7 @@ export function newMessageId(prefix = "m"): string {
 }
 
 /** The `user_sent` action, with fresh ids. */
-export function userSent(text: string, opts: { silent?: boolean; reuseMessageId?: string | null; now?: number } = {}): ChatAction {
+export function userSent(text: string, opts: { silent?: boolean; reuseMessageId?: string | null; now?: number } = {}): UserSentAction {
   return {
     type: "user_sent",
     text,
