@@ -156,3 +156,10 @@ describe("fetchConfig", () => {
     expect((fetchMock.mock.calls[0] as unknown as [string])[0]).toBe("/api/v1/assistant/config");
   });
 });
+
+describe("toAssistantEvent: the parser's copy of the event line", () => {
+  it("drops the copied type and keeps a payload's own different type", () => {
+    expect(toAssistantEvent({ event: "token", chunk: "a", type: "token" }, "token")).toEqual({ event: "token", chunk: "a" });
+    expect(toAssistantEvent({ event: "token", chunk: "a", type: "other" }, "token")).toEqual({ event: "token", chunk: "a", type: "other" });
+  });
+});

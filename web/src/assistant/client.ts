@@ -54,7 +54,7 @@ export function toAssistantEvent(data: any, type: string | null): AssistantEvent
   const name = typeof data.event === "string" ? data.event : type;
   if (!name) return null;
   const out = { ...data, event: name };
-  delete out.type; // SseParser copies the `event:` line there; the payload's own name is `event`
+  if (type !== null && out.type === type) delete out.type; // SseParser copied the `event:` line there
   return out as AssistantEvent;
 }
 
