@@ -86,6 +86,8 @@ export default function AssistantPanel({ bridge, open, onClose }: { bridge: Canv
   const body = useRef<HTMLDivElement>(null);
   const [suggestion] = useState(() => SUGGESTIONS[Math.floor(Math.random() * SUGGESTIONS.length)]);
   const revertTimers = useRef(new Map<string, ReturnType<typeof setTimeout>>());
+  /** Messages whose plan skip-all approved: no plan card for them (F36). */
+  const [autoPlans, setAutoPlans] = useState<ReadonlySet<string>>(() => new Set());
 
   // the ref is the truth (async stream callbacks read it); the state renders it
   const act = useCallback((a: ChatAction): ChatState => {
@@ -185,6 +187,7 @@ export default function AssistantPanel({ bridge, open, onClose }: { bridge: Canv
       bridge.setLocked(true);
       const onEvent = (e: AssistantEvent) => {
         const next = act({ type: "event", messageId: slot, event: e, skipAll: skipAllRef.current });
+        if (next.autoApproveMessageId === slot && e.event === "flow_update" && e.action === "propose_plan") setAutoPlans((s) => new Set(s).add(slot));
         if (next.lastRoute?.route === "apply") applyLive(next.lastRoute.update);
         if (e.event === "run_started") bridge.watchRun(e.run_id);
         if (e.event === "complete" && e.data.validated && e.data.class_name) void bridge.refreshTypes().catch(() => undefined);
@@ -313,8 +316,11 @@ export default function AssistantPanel({ bridge, open, onClose }: { bridge: Canv
   );
 
   // ------------------------------------------------------------------ look and feel
+  const root = useRef<HTMLElement>(null);
   useEffect(() => {
     if (open) requestAnimationFrame(() => composer.current?.focus());
+    // closed: focus leaves the hidden panel, so the A shortcut works again at once
+    else if (root.current?.contains(document.activeElement)) (document.activeElement as HTMLElement).blur();
   }, [open]);
   useEffect(() => {
     const el = body.current;
@@ -332,8 +338,8 @@ export default function AssistantPanel({ bridge, open, onClose }: { bridge: Canv
     e.preventDefault();
     const from = { x: e.clientX, y: e.clientY, ...size };
     const parent = (e.currentTarget.parentElement?.parentElement as HTMLElement | null)?.getBoundingClientRect();
-    const maxW = (parent?.width ?? window.innerWidth) - 16;
-    const maxH = (parent?.height ?? window.innerHeight) - 16;
+    const maxW = (parent?.width || window.innerWidth) - 16;
+    const maxH = (parent?.height || window.innerHeight) - 16;
     let last = size;
     const move = (ev: PointerEvent) => {
       const dx = ev.clientX - from.x;
@@ -362,6 +368,7 @@ export default function AssistantPanel({ bridge, open, onClose }: { bridge: Canv
 
   return (
     <section
+      ref={root}
       className="assistant-panel"
       data-testid="assistant-panel"
       data-state={open ? "open" : "closed"}
@@ -465,7 +472,7 @@ export default function AssistantPanel({ bridge, open, onClose }: { bridge: Canv
             </ul>
           </div>
         ) : (
-          visible.map((m) => <MessageView key={m.id} m={m} actions={actions} />)
+          visible.map((m) => <MessageView key={m.id} m={autoPlans.has(m.id) && m.plan ? { ...m, plan: undefined } : m} actions={actions} />)
         )}
       </div>
 

@@ -43,9 +43,10 @@ export function highlightIn(root: HTMLElement): void {
 export function Markdown({ text, testId, className }: { text: string; testId?: string; className?: string }) {
   const ref = useRef<HTMLDivElement>(null);
   const html = useMemo(() => markdownHtml(text), [text]);
+  // every commit: React may write the HTML again; blocks already highlighted are skipped
   useLayoutEffect(() => {
     if (ref.current) highlightIn(ref.current);
-  }, [html]);
+  });
   return <div ref={ref} className={`assistant-markdown${className ? ` ${className}` : ""}`} data-testid={testId} dangerouslySetInnerHTML={{ __html: html }} />;
 }
 
