@@ -80,6 +80,11 @@ describe("applyFlowUpdate (F22)", () => {
     expect(d.nodes[1].config).toEqual({ model: "gpt-4o", temperature: 0.9, prompt: "hi" });
   });
 
+  it("configure with a null value removes the field (its default applies), as on the server", () => {
+    const d = applyFlowUpdate(doc(), { action: "configure", component_id: "llm", params: { temperature: null, prompt: "p" } });
+    expect(d.nodes[1].config).toEqual({ model: "gpt-4o", prompt: "p" });
+  });
+
   it("edit_field sets config[field] on component_id, ignoring the patch's index path", () => {
     const d = applyFlowUpdate(doc(), editField());
     expect(d.nodes[1].config).toEqual({ model: "gpt-4o", temperature: 0.2, system: "You are a bakery assistant" });

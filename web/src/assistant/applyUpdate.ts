@@ -61,7 +61,13 @@ export function applyFlowUpdate(doc: FlowDocument, update: FlowUpdate, sizes: Si
       case "configure": {
         const node = findNode(doc, update.component_id);
         if (!node || !update.params || typeof update.params !== "object") return doc;
-        return setConfig(doc, node.id, { ...(node.config ?? {}), ...structuredClone(update.params) });
+        // As the server's working flow does: a null value removes the field (its default applies).
+        const config: Record<string, any> = { ...(node.config ?? {}) };
+        for (const [k, v] of Object.entries(update.params)) {
+          if (v === null || v === undefined) delete config[k];
+          else config[k] = structuredClone(v);
+        }
+        return setConfig(doc, node.id, config);
       }
       case "edit_field": {
         const node = findNode(doc, update.component_id);
