@@ -7,7 +7,6 @@ import AssistantPanel from "./AssistantPanel";
 import type { AssistantConfig, AssistantEvent, CanvasBridge } from "./types";
 
 // ------------------------------------------------------------------ the server, scripted
-type Script = (emit: (e: AssistantEvent) => void, signal: AbortSignal, body: any) => Promise<void> | void;
 const stream = vi.hoisted(() => ({ scripts: [] as any[], bodies: [] as any[], resets: [] as string[], config: null as any }));
 
 vi.mock("./client", () => ({
@@ -84,9 +83,9 @@ async function sendText(text: string): Promise<void> {
   await settle();
 }
 const all = (id: string) => Array.from(document.querySelectorAll<HTMLElement>(`[data-testid="${id}"]`));
-async function clickEl(el: HTMLElement | null | undefined): Promise<void> {
+async function clickEl(el: Element | null | undefined): Promise<void> {
   if (!el) throw new Error("nothing to click");
-  await act(async () => el.click());
+  await act(async () => (el as HTMLElement).click());
   await settle();
 }
 
