@@ -62,10 +62,12 @@ describe("applyFlowUpdate (F22)", () => {
     expect(d.edges).toEqual([]);
   });
 
-  it("connect adds the edge as sent (ports and id kept)", () => {
+  it("connect adds the edge (its id and non-default ports kept, default ports left out as the editor does)", () => {
     let d = applyFlowUpdate(doc(), { action: "add_component", node: { id: "out", type: "output", position: { x: 600, y: 0 } } });
     d = applyFlowUpdate(d, { action: "connect", edge: { id: "x1", source: "llm", source_port: "out", target: "out", target_port: "in" } });
-    expect(d.edges[1]).toEqual({ id: "x1", source: "llm", source_port: "out", target: "out", target_port: "in" });
+    expect(d.edges[1]).toEqual({ id: "x1", source: "llm", target: "out" });
+    d = applyFlowUpdate(d, { action: "connect", edge: { source: "start", source_port: "text", target: "out", target_port: "extra" } });
+    expect(d.edges[2]).toEqual({ source: "start", source_port: "text", target: "out", target_port: "extra" });
   });
 
   it("connect of an edge already there, a cycle, or an unknown end changes nothing", () => {

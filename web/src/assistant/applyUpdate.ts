@@ -56,7 +56,11 @@ export function applyFlowUpdate(doc: FlowDocument, update: FlowUpdate, sizes: Si
         if (doc.edges.some((x) => sameEdge(x, e))) return doc;
         const problem = connectionProblem(doc, { source: e.source, sourcePort: e.source_port, target: e.target, targetPort: e.target_port });
         if (problem) return doc;
-        return { ...doc, edges: [...doc.edges, { ...e }] };
+        // Stored as the editor stores a drawn edge: default ports left out, an id kept.
+        const edge: EdgeSpec = { ...e };
+        if (edge.source_port === DEFAULT_OUT) delete edge.source_port;
+        if (edge.target_port === DEFAULT_IN) delete edge.target_port;
+        return { ...doc, edges: [...doc.edges, edge] };
       }
       case "configure": {
         const node = findNode(doc, update.component_id);
