@@ -7,7 +7,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from plait.engine.events import Event
-from plait.store import Store
+from plait.store import Heartbeat, Store
 from plait.store.models import Variable
 from plait.store.repos import REDACTED, ApiKeyRepo, TriggerRepo
 
@@ -177,7 +177,7 @@ async def test_leases(store: Store) -> None:
     assert await runs.acquire_lease("nope", "w1", 30) is False
 
 
-async def test_heartbeat_renews_own_leases_and_reports_cancel_requests(store: Store) -> None:
+async def test_heartbeat_renews_own_leases_and_reports_cancel_requests_and_lost_leases(store: Store) -> None:
     runs = store.runs
     for run_id in ("mine", "flagged", "theirs"):
         await runs.create(run_id, "f1", status="running")
@@ -186,12 +186,15 @@ async def test_heartbeat_renews_own_leases_and_reports_cancel_requests(store: St
     await runs.acquire_lease("theirs", "w2", 10, now=1000.0)
     await runs.request_cancel("flagged")
     await runs.request_cancel("theirs")
-    assert await runs.heartbeat(["mine", "flagged"], "w1", 30, now=1005.0) == ["flagged"]
-    await runs.heartbeat(["theirs"], "w1", 30, now=1005.0)  # a lease w1 does not hold
+    assert await runs.heartbeat(["mine", "flagged"], "w1", 30, now=1005.0) == Heartbeat(["flagged"], [])
+    # A lease w1 does not hold (another process took the run over), and a run that is gone.
+    assert await runs.heartbeat(["theirs", "gone"], "w1", 30, now=1005.0) == Heartbeat(
+        ["theirs"], ["theirs", "gone"]
+    )
     assert (await runs.get("mine")).lease_until == 1035.0
     assert (await runs.get("flagged")).lease_until == 1035.0
     assert (await runs.get("theirs")).lease_until == 1010.0  # not ours: untouched
-    assert await runs.heartbeat([], "w1", 30) == []
+    assert await runs.heartbeat([], "w1", 30) == Heartbeat([], [])
 
 
 async def test_acquire_lease_is_atomic(store: Store) -> None:

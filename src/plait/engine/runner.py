@@ -202,7 +202,15 @@ class Runner:
         for delta in reuse:
             self.apply_delta(delta)
             await journal.save(delta)
-        return await self._finish(await self._drive_with_timeout())
+        try:
+            status = await self._drive_with_timeout()
+        except BaseException:
+            # The driver stopped without an end (a checkpoint that failed, e.g. refused because
+            # another process took the run over; the run's task cancelled): its node tasks stop
+            # too, so nothing of this execution goes on in the background.
+            self._abandon_tasks()
+            raise
+        return await self._finish(status)
 
     def cancel(self) -> None:
         if self._cancelled:
@@ -261,6 +269,14 @@ class Runner:
             end = await policy.idle(self)
             if end is not None:
                 return end
+
+    def _abandon_tasks(self) -> None:
+        """Cancel the node tasks (and the ones held at the gate) without waiting for them."""
+        if self._gate is not None:
+            self._gate.cancel()
+            self._gate = None
+        for task in self._tasks.values():
+            task.cancel()
 
     def _wake(self) -> None:
         if self._wakeup is not None and not self._wakeup.done():

@@ -11,6 +11,7 @@ from plait.store.checkpointer import SqlCheckpointer
 from plait.store.crypto import DecryptionError, SecretBox, SecretKeyError
 from plait.store.db import DEFAULT_URL, create_engine_from_url, database_url, make_sessionmaker
 from plait.store.facade import Store
+from plait.store.fencing import LeaseLost
 from plait.store.migrate import current_revision, head_revision, migrate
 from plait.store.repos import (
     ApiKeyRepo,
@@ -18,6 +19,7 @@ from plait.store.repos import (
     DecisionRepo,
     EventRepo,
     FlowRepo,
+    Heartbeat,
     HumanTaskRepo,
     RunRepo,
     TriggerRepo,
@@ -35,7 +37,9 @@ __all__ = [
     "DecryptionError",
     "EventRepo",
     "FlowRepo",
+    "Heartbeat",
     "HumanTaskRepo",
+    "LeaseLost",
     "NewRunFields",
     "RunRepo",
     "SecretBox",

@@ -247,15 +247,19 @@ def set_status(
     now: float,
     error: str | None = None,
     expected: str | Sequence[str] | None = None,
+    owner: str | None = None,
 ) -> Update:
     """Set the status; with `expected`, only if the current status is one of those
-    (compare-and-set). Terminal statuses set finished_at."""
+    (compare-and-set); with `owner`, only while `owner` holds the run's lease. Terminal statuses
+    set finished_at."""
     values: dict[str, Any] = {"status": str(status)}
     if error is not None:
         values["error"] = error
     if status in TERMINAL_RUN_STATUSES:
         values["finished_at"] = now
     stmt = update(runs_table).where(runs_table.c.id == run_id).values(values)
+    if owner is not None:
+        stmt = stmt.where(runs_table.c.lease_owner == owner)
     if isinstance(expected, str):
         return stmt.where(runs_table.c.status == expected)
     if expected is not None:
@@ -312,6 +316,21 @@ def take_lease(
     return _take_lease(), params
 
 
+@cache
+def hold_lease() -> Update:
+    """The fence of a checkpoint (`plait.store.fencing`): an UPDATE that changes nothing and
+    matches the run's row only while `p_owner` holds its lease. Executed first in a transaction,
+    it locks the row until the commit (PostgreSQL; SQLite locks the whole file), so a take-over
+    waits for the checkpoint or the checkpoint finds the lease taken and is rolled back. Built
+    once; parameters `p_run_id` and `p_owner`."""
+    c = runs_table.c
+    return (
+        update(runs_table)
+        .where(c.id == bindparam("p_run_id"), c.lease_owner == bindparam("p_owner", type_=c.lease_owner.type))
+        .values(lease_owner=c.lease_owner)
+    )
+
+
 def renew_leases(run_ids: Iterable[str], owner: str, until: float) -> Update:
     """Extend the leases `owner` still holds among `run_ids` (one statement for all of them)."""
     ids = list(run_ids)
@@ -344,6 +363,7 @@ __all__ = [
     "finish_run",
     "finish_run_params",
     "finish_values",
+    "hold_lease",
     "insert_run",
     "parent_owner",
     "raise_last_seq",

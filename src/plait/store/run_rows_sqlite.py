@@ -17,7 +17,7 @@ from sqlalchemy.dialects import sqlite
 
 from plait.store.db import json_dumps
 from plait.store.rows import json_or_none, live_vars
-from plait.store.run_rows import begin_run, parent_owner, runs_table
+from plait.store.run_rows import begin_run, hold_lease, parent_owner, runs_table
 
 _NAMED = sqlite.dialect(paramstyle="named")
 
@@ -103,6 +103,7 @@ _SQL_FINISH = compile_sql(
         lease_until=case((bindparam("finished_at").is_(None), runs_table.c.lease_until), else_=null()),
     )
 )
+_SQL_HOLD_LEASE = compile_sql(hold_lease())
 _SQL_RELEASE_LEASE = compile_sql(
     update(runs_table)
     .where(runs_table.c.id == bindparam("run_id"), runs_table.c.lease_owner == bindparam("owner"))
@@ -158,8 +159,22 @@ def finish(db: sqlite3.Connection, run_id: str, values: dict[str, Any]) -> None:
     )
 
 
+def holds_lease(db: sqlite3.Connection, run_id: str, owner: str) -> bool:
+    """`run_rows.hold_lease`: whether `owner` still holds the run's lease."""
+    return db.execute(_SQL_HOLD_LEASE, {"p_run_id": run_id, "p_owner": owner}).rowcount > 0
+
+
 def release_lease(db: sqlite3.Connection, run_id: str, owner: str) -> bool:
     return db.execute(_SQL_RELEASE_LEASE, {"run_id": run_id, "owner": owner}).rowcount > 0
 
 
-__all__ = ["begin", "compile_sql", "create", "finish", "read_vars", "release_lease", "save_context"]
+__all__ = [
+    "begin",
+    "compile_sql",
+    "create",
+    "finish",
+    "holds_lease",
+    "read_vars",
+    "release_lease",
+    "save_context",
+]

@@ -5,9 +5,11 @@ failing a node whose task expired are all one `launch(run_id, flow, how)`: `how`
 entry point (`Start`, `Resume`, `Retry`), and the launcher builds the engine call once: flow,
 checkpointer, event sink, variables, the flow library for sub-flows, and one `RunServices`
 (providers, tools, component source, cancel source, HTTP and MCP connection pools). It runs the call as the run's asyncio task
-under the run's lease, turns unexpected failures into a failed run, writes the human-task rows
+under the run's lease (its checkpoints fenced by it: plait.store.fencing), turns unexpected failures into a failed run, writes the human-task rows
 the run's `waiting` events ask for, and lets go of the run (lease, caches, event history) when
-the task ends.
+the task ends. A run whose lease another process took over (this one stalled past it) stops here
+at once and writes nothing more (`lost`, called by the lease keeper; a checkpoint refused for the
+lease, `LeaseLost`, does the same).
 
 Runs execute in-process as asyncio tasks (PLAIT_EXECUTOR=inline), persisted through the store's
 `SqlCheckpointer`. In queue mode (PLAIT_EXECUTOR=celery) `launch` sends the run to the queue
@@ -42,7 +44,7 @@ from plait.service.knowledge import KnowledgeService
 from plait.service.runs.cancels import RunCancels
 from plait.service.runs.secrets import RunSecrets, masked_result
 from plait.service.settings import Settings
-from plait.store import Store
+from plait.store import LeaseLost, Store
 from plait.tools.mcp import MCPConnections
 from plait.workers import QUEUE_OWNER, QueuedRun, RunQueue
 from plait.workers.messages import QUEUE_HOLD_S
@@ -141,6 +143,7 @@ class RunLauncher:
         self._locks: dict[str, asyncio.Lock] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._claimed: set[str] = set()  # runs being created here (not yet executing)
+        self._lost: set[str] = set()  # runs stopped here because another process took them over
         # A cap on the runs executing here at once (`plait worker --concurrency`): queued runs and
         # the ones recovery takes alike; a run past it waits for a slot (holding its lease).
         cap = settings.max_active_runs
@@ -184,6 +187,19 @@ class RunLauncher:
         if lock is None:
             lock = self._locks[run_id] = asyncio.Lock()
         return lock
+
+    def lost(self, run_id: str) -> bool:
+        """Another process holds the lease of a run executing here (this one stalled past it,
+        the lease keeper found out): stop executing it at once, writing nothing more (its
+        checkpoints are refused anyway). False when the run's engine is not executing here
+        (it has finished, or has not taken the lease yet)."""
+        task = self._tasks.get(run_id)
+        if task is None or task.done() or not self.store.checkpointer.holds(run_id):
+            return False
+        log.warning("run %s: another process took its lease over; stopping it here", run_id)
+        self._lost.add(run_id)
+        task.cancel()
+        return True
 
     def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
         """Run `coro` in the background (cancelled by `close`)."""
@@ -299,6 +315,10 @@ class RunLauncher:
             return None
         finished = False  # the checkpointer's finish of a terminal run released the lease
         mask = NO_SECRETS
+        owner = self.owner
+        # From here on every checkpoint of the run is written only while this process holds the
+        # lease (plait.store.fencing).
+        self.store.checkpointer.hold(run_id, owner)
         try:
             # A run this process just created and leased: a cancel request reaches it through
             # the cancel source (the lease keeper passes on the database's), so skip the read.
@@ -322,21 +342,29 @@ class RunLauncher:
                 await self.end_children(run_id)
             return masked_result(mask, result)
         except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if run_id in self._lost and task is not None and task.uncancel() == 0:
+                return None  # stopped by `lost`: the run is another process' now
             raise
+        except LeaseLost as exc:  # a checkpoint found the lease taken: nothing was written
+            log.warning("%s; stopped here", exc.message)
+            return None
         except ResumeError as exc:  # a stale answer: the run stays as it is
             log.warning("run %s: %s", run_id, exc)
             return None
         except ServiceError as exc:
-            await self.end_idle(run_id, RunStatus.FAILED, mask.text(exc.message))
+            await self.end_idle(run_id, RunStatus.FAILED, mask.text(exc.message), owner=owner)
             return None
         except Exception as exc:  # noqa: BLE001 - the run fails, the server stays up
             log.exception("run %s crashed", run_id)
             try:
-                await self.end_idle(run_id, RunStatus.FAILED, mask.text(f"{type(exc).__name__}: {exc}"))
+                error = mask.text(f"{type(exc).__name__}: {exc}")
+                await self.end_idle(run_id, RunStatus.FAILED, error, owner=owner)
             except Exception:  # noqa: BLE001
                 log.exception("cannot record the failure of run %s", run_id)
             return None
         finally:
+            self._lost.discard(run_id)
             self._row_tasks.pop(run_id, None)
             checkpointer = self.store.checkpointer
             checkpointer.forget(run_id)
@@ -349,10 +377,17 @@ class RunLauncher:
                 except (Exception, asyncio.CancelledError):  # noqa: BLE001
                     pass
 
-    async def end_idle(self, run_id: str, status: RunStatus, error: str | None) -> None:
+    async def end_idle(
+        self, run_id: str, status: RunStatus, error: str | None, *, owner: str | None = None
+    ) -> None:
         """End a run that is not executing (waiting, queued, orphaned): status, tasks, its open
-        sub-flow children, and a `run_finished` event so that event streams end."""
-        await self.store.runs.set_status(run_id, status, error=error, expected=_OPEN)
+        sub-flow children, and a `run_finished` event so that event streams end. `owner`: only
+        while that process holds the run's lease and the run is open (a run whose execution here
+        crashed; when another process took it over meanwhile, nothing is written)."""
+        ended = await self.store.runs.set_status(run_id, status, error=error, expected=_OPEN, owner=owner)
+        if owner is not None and not ended:
+            log.warning("run %s: not ended here, the run is no longer open and leased here", run_id)
+            return
         await self.end_children(run_id)
         await self.store.human_tasks.cancel_for_run(run_id)
         seq = await self.store.events.last_seq(run_id) + 1

@@ -131,8 +131,9 @@ class Recovery:
             self.launcher.launch(row.id, flow, how, owner_id=row.owner_id)
 
     async def _lease_keeper(self) -> None:
-        """Renew the leases of the runs executing here (one UPDATE for all of them) and pass on
-        cancel requests made through the database."""
+        """Renew the leases of the runs executing here (one UPDATE for all of them), pass on
+        cancel requests made through the database, and stop at once the runs another process
+        took over (this one stalled past their lease: their checkpoints are refused anyway)."""
         interval = max(self.settings.lease_ttl_s / 3, 0.05)
         while True:
             await asyncio.sleep(interval)
@@ -140,8 +141,10 @@ class Recovery:
             if not ids:
                 continue
             try:
-                flagged = await self.store.runs.heartbeat(ids, self.launcher.owner, self.settings.lease_ttl_s)
-                for run_id in flagged:
+                beat = await self.store.runs.heartbeat(ids, self.launcher.owner, self.settings.lease_ttl_s)
+                for run_id in beat.not_held:
+                    self.launcher.lost(run_id)
+                for run_id in beat.cancel_requested:
                     self.cancels.cancel(run_id)
             except Exception:  # noqa: BLE001
                 log.exception("lease renewal failed")

@@ -5,6 +5,10 @@ Every call is one transaction and commits before it returns (`transactions.py` o
 here so that a node that sets variables writes the new `context` without reading the old one;
 `begin` and `load` fill the cache (the run's lease guarantees a single writer per run).
 
+A run executed under a lease is `hold`: its checkpoints are fenced by the lease (see
+`plait.store.fencing`), so a process that lost the run writes nothing more to it. A sub-flow's
+child run is fenced by its top-level run's lease.
+
 On a SQLite file the writes go through a `SqliteWriter` (one plain sqlite3 connection on its
 own thread, with group commit); the store shares its writer with `RunRepo`, so the service's
 run-row writes join the same commits. PostgreSQL (asyncpg) and in-memory SQLite use the async
@@ -27,6 +31,7 @@ from plait.store.blobs import read_blobs
 from plait.store.checkpointer import sqlite as sqlite_tx
 from plait.store.checkpointer import transactions as sql_tx
 from plait.store.db import sqlite_path
+from plait.store.fencing import fenced_sql, fenced_sqlite
 from plait.store.models import Decision, NodeRunRow, RunEvent, table_of
 from plait.store.rows import (
     NodeOutputs,
@@ -76,6 +81,8 @@ class SqlCheckpointer:
         # the API servers' streams: plait.workers.events.EventRelay).
         self.listeners: list[StoredListener] = []
         self._vars: dict[str, dict[str, Any]] = {}
+        # Runs whose checkpoints are fenced: run id -> (the run whose lease counts, its owner).
+        self._fences: dict[str, tuple[str, str]] = {}
         self._owns_writer = False
         self._writer: SqliteWriter | None = None
         if sqlite_writer_thread:
@@ -92,15 +99,32 @@ class SqlCheckpointer:
         if writer is not None and self._owns_writer:
             await writer.close()
 
+    def hold(self, run_id: str, owner: str) -> None:
+        """Fence the run's checkpoints by its lease from now on: each is written only while
+        `owner` holds the lease, else it raises `LeaseLost` having written nothing. Until the
+        run finishes or is forgotten."""
+        self._fences[run_id] = (run_id, owner)
+
+    def holds(self, run_id: str) -> bool:
+        """Whether the run's checkpoints are fenced (it executes here and has not finished)."""
+        return run_id in self._fences
+
     async def _commit(
         self, on_writer: Any, on_engine: Any, run_id: str, *args: Any, starting: bool = False
     ) -> Any:
         """One transaction: `on_writer(db, run_id, *args)` on the SQLite writer when there is
-        one, else `on_engine(conn, run_id, *args)` on the async engine."""
+        one, else `on_engine(conn, run_id, *args)` on the async engine; fenced when the run is
+        held (see `hold`)."""
+        fence = self._fences.get(run_id)
         writer = self._writer
         if writer is not None:
-            return await writer.run(on_writer, run_id, *args, alone=writer.alone(run_id, starting=starting))
+            alone = writer.alone(run_id, starting=starting)
+            if fence is not None:
+                return await writer.run(fenced_sqlite, run_id, *fence, on_writer, *args, alone=alone)
+            return await writer.run(on_writer, run_id, *args, alone=alone)
         async with self.engine.begin() as conn:
+            if fence is not None:
+                return await conn.run_sync(fenced_sql, run_id, *fence, on_engine, *args)
             return await conn.run_sync(on_engine, run_id, *args)
 
     def _stored(self, run_id: str, events: Sequence[Event]) -> None:
@@ -114,6 +138,9 @@ class SqlCheckpointer:
 
         Existing rows keep their created_at, started_at and live context."""
         run_id = record.run_id
+        parent_fence = self._fences.get(record.parent_run_id) if record.parent_run_id else None
+        if parent_fence is not None:  # a sub-flow's child: its parent's lease counts
+            self._fences[run_id] = parent_fence
         values = run_rows.begin_values(record, events[-1].seq if events else 0, time.time())
         context = await self._commit(sqlite_tx.begin, sql_tx.begin, run_id, values, events, starting=True)
         self._stored(run_id, events)
@@ -159,8 +186,10 @@ class SqlCheckpointer:
         events: Sequence[Event],
     ) -> None:
         values = run_rows.finish_values(status, outputs, error, events, time.time())
-        await self._commit(sqlite_tx.finish, sql_tx.finish, run_id, values, events)
-        self.forget(run_id)
+        try:
+            await self._commit(sqlite_tx.finish, sql_tx.finish, run_id, values, events)
+        finally:
+            self.forget(run_id)
         self._stored(run_id, events)
 
     async def load(self, run_id: str, *, events: bool = True) -> Checkpoint | None:
@@ -219,8 +248,9 @@ class SqlCheckpointer:
         )
 
     def forget(self, run_id: str) -> None:
-        """Drop the cached variables of a run this process no longer executes."""
+        """Drop the cached variables (and the fence) of a run this process no longer executes."""
         self._vars.pop(run_id, None)
+        self._fences.pop(run_id, None)
         if self._writer is not None:
             self._writer.ended(run_id)
 

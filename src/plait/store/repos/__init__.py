@@ -11,7 +11,7 @@ from plait.store.repos.flows import FlowRepo
 from plait.store.repos.human_tasks import HumanTaskRepo
 from plait.store.repos.knowledge import KnowledgeRepo
 from plait.store.repos.restore_points import RestorePointRepo
-from plait.store.repos.runs import RunRepo
+from plait.store.repos.runs import Heartbeat, RunRepo
 from plait.store.repos.shares import ShareRepo
 from plait.store.repos.trigger_fires import TriggerFireRepo
 from plait.store.repos.triggers import TriggerRepo
@@ -28,6 +28,7 @@ __all__ = [
     "DecisionRepo",
     "EventRepo",
     "FlowRepo",
+    "Heartbeat",
     "HumanTaskRepo",
     "KnowledgeRepo",
     "Repo",

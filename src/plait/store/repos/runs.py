@@ -23,7 +23,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Sequence
 from functools import cache
-from typing import Any, TypeVar, Unpack
+from typing import Any, NamedTuple, TypeVar, Unpack
 
 from sqlalchemy import or_, select
 from sqlalchemy.exc import IntegrityError
@@ -46,6 +46,15 @@ RowsT = TypeVar("RowsT", bound=Sequence[Any])
 def _returning_run(stmt: Any) -> Any:
     """`stmt` (an UPDATE of `runs`, built once) returning the row as a `Run`."""
     return select(Run).from_statement(stmt.returning(*run_rows.runs_table.c))
+
+
+class Heartbeat(NamedTuple):
+    """What renewing a process' leases found (`RunRepo.heartbeat`)."""
+
+    cancel_requested: list[str]  # runs whose cancel was requested through the database
+    # Runs whose lease `owner` does not hold: taken over by another process, released (e.g.
+    # the run finished), or deleted.
+    not_held: list[str]
 
 
 class RunRepo(Repo):
@@ -138,11 +147,15 @@ class RunRepo(Repo):
         *,
         error: str | None = None,
         expected: str | Sequence[str] | None = None,
+        owner: str | None = None,
         now: float | None = None,
     ) -> bool:
         """Set the status (e.g. a queued run cancelled before it started); with `expected`, only
-        if the current status is one of those (compare-and-set). Terminal statuses set finished_at."""
-        stmt = run_rows.set_status(run_id, status, now=now_or(now), error=error, expected=expected)
+        if the current status is one of those (compare-and-set); with `owner`, only while `owner`
+        holds the run's lease. Terminal statuses set finished_at."""
+        stmt = run_rows.set_status(
+            run_id, status, now=now_or(now), error=error, expected=expected, owner=owner
+        )
         return await self._write(stmt) > 0
 
     async def request_cancel(self, run_id: str) -> bool:
@@ -186,21 +199,27 @@ class RunRepo(Repo):
 
     async def heartbeat(
         self, run_ids: Iterable[str], owner: str, ttl_s: float, *, now: float | None = None
-    ) -> list[str]:
-        """Extend every lease `owner` holds among `run_ids` (one UPDATE for all of them) and return
-        those of them whose cancel was requested (by another process, through the database)."""
+    ) -> Heartbeat:
+        """Extend every lease `owner` holds among `run_ids` (one UPDATE for all of them) and say
+        which of them had their cancel requested (by another process, through the database) and
+        which `owner` no longer holds (another process took them over, or they are gone)."""
         ids = list(run_ids)
         if not ids:
-            return []
+            return Heartbeat([], [])
         async with self.sessionmaker.begin() as session:
             await session.execute(
                 run_rows.renew_leases(ids, owner, now_or(now) + ttl_s),
                 execution_options={"synchronize_session": False},
             )
-            flagged = await session.execute(
-                select(Run.id).where(Run.id.in_(ids), Run.cancel_requested.is_(True))
-            )
-            return list(flagged.scalars().all())
+            rows = (
+                await session.execute(
+                    select(Run.id, Run.cancel_requested, Run.lease_owner).where(Run.id.in_(ids))
+                )
+            ).all()
+        flagged = [r.id for r in rows if r.cancel_requested]
+        owners = {r.id: r.lease_owner for r in rows}
+        lost = [run_id for run_id in ids if run_id not in owners or owners[run_id] != owner]
+        return Heartbeat(flagged, lost)
 
     async def release_lease(self, run_id: str, owner: str) -> bool:
         writer = self.writer
@@ -231,4 +250,4 @@ class RunRepo(Repo):
         return await self._with_values(await self._all(stmt), "outputs")
 
 
-__all__ = ["RunRepo"]
+__all__ = ["Heartbeat", "RunRepo"]
