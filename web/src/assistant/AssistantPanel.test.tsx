@@ -95,6 +95,7 @@ beforeEach(() => {
   stream.resets = [];
   stream.config = CONFIG;
   localStorage.clear();
+  sessionStorage.clear();
   (globalThis as any).requestAnimationFrame ??= (fn: FrameRequestCallback) => setTimeout(() => fn(0), 0);
 });
 afterEach(() => {
@@ -355,9 +356,11 @@ describe("AssistantPanel", () => {
     const first = stream.resets[0];
     await clickEl(q("assistant-new-session"));
     expect(all("assistant-message")).toHaveLength(0);
-    expect(stream.resets).toHaveLength(2);
-    expect(stream.resets[1]).not.toBe(first);
-    expect(q("assistant-panel")!.dataset.session).toBe(stream.resets[1]);
+    // the old session is forgotten, then the reset with the new id
+    expect(stream.resets).toHaveLength(3);
+    expect(stream.resets[1]).toBe(first);
+    expect(stream.resets[2]).not.toBe(first);
+    expect(q("assistant-panel")!.dataset.session).toBe(stream.resets[2]);
     // the old session is in the history; loading it does not reset
     const select = q<HTMLSelectElement>("assistant-history-select")!;
     expect(Array.from(select.options).map((o) => o.value)).toContain(first);
@@ -366,7 +369,7 @@ describe("AssistantPanel", () => {
       select.dispatchEvent(new Event("change", { bubbles: true }));
     });
     await settle();
-    expect(stream.resets).toHaveLength(2);
+    expect(stream.resets).toHaveLength(3); // loading does not reset
     expect(all("assistant-message").map((m) => m.dataset.status)).toEqual(["complete", "cancelled"]);
   });
 
@@ -441,6 +444,19 @@ describe("AssistantPanel", () => {
     await clickEl(q("assistant-undo"));
     expect(calls).toEqual(["POST /api/v1/flows/f1/restore-points/7/restore"]);
     expect(doc().nodes.map((n) => n.id)).toEqual(["before"]);
+  });
+
+  it("a remount (reload) forgets the session the tab was on, then resets its fresh one", async () => {
+    const { bridge } = fakeBridge();
+    mount(<AssistantPanel bridge={bridge} open onClose={() => {}} />);
+    await settle();
+    const first = stream.resets[0];
+    unmount();
+    mount(<AssistantPanel bridge={bridge} open onClose={() => {}} />);
+    await settle();
+    expect(stream.resets.slice(1, 2)).toEqual([first]);
+    expect(stream.resets[2]).not.toBe(first);
+    expect(q("assistant-panel")!.dataset.session).toBe(stream.resets[2]);
   });
 
   it("keeps the size it was resized to", async () => {

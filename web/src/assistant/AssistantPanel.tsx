@@ -4,6 +4,7 @@
  * the bridge); what a message looks like is in messages/, and how events change the chat is the
  * pure reducer in chat.ts. Loaded lazily by AssistantDock on the first open.
  */
+import { flushSync } from "react-dom";
 import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { request } from "../api";
 import { addNode } from "../state/graph";
@@ -58,6 +59,23 @@ function providerMark(name: string | undefined): string {
   return PROVIDER_MARK[name] ?? name.slice(0, 2).replace(/^./, (c) => c.toUpperCase());
 }
 
+/** The session this tab is on, kept across a reload (sessionStorage: per tab) so the next mount can forget it. */
+const ACTIVE_SESSION_KEY = "plait-assistant-active-session";
+function readActiveSession(): string | null {
+  try {
+    return sessionStorage.getItem(ACTIVE_SESSION_KEY);
+  } catch {
+    return null;
+  }
+}
+function writeActiveSession(id: string): void {
+  try {
+    sessionStorage.setItem(ACTIVE_SESSION_KEY, id);
+  } catch {
+    /* blocked storage: nothing is forgotten on the next reload */
+  }
+}
+
 function isEmptyCanvas(doc: FlowDocument): boolean {
   return !(doc.nodes ?? []).length;
 }
@@ -92,8 +110,11 @@ export default function AssistantPanel({ bridge, open, onClose }: { bridge: Canv
   // the ref is the truth (async stream callbacks read it); the state renders it
   const act = useCallback((a: ChatAction): ChatState => {
     chatRef.current = chatReducer(chatRef.current, a);
-    setChat(chatRef.current);
-    return chatRef.current;
+    const next = chatRef.current;
+    // a progress step is drawn even when the next events arrive in the same chunk (F14, F20)
+    if (a.type === "event" && a.event.event === "progress") flushSync(() => setChat(next));
+    else setChat(next);
+    return next;
   }, []);
 
   // ------------------------------------------------------------------ config and model (F6, F7)
@@ -113,24 +134,37 @@ export default function AssistantPanel({ bridge, open, onClose }: { bridge: Canv
 
   // ------------------------------------------------------------------ session (F9-F12)
   useEffect(() => {
-    void resetSession(sessionRef.current); // a fresh id on mount: the server forgets nothing of ours yet
+    // a fresh id on mount (F11); the session this tab used before a reload is forgotten first (M-S70)
+    const before = readActiveSession();
+    const id = sessionRef.current;
+    writeActiveSession(id);
+    void (async () => {
+      if (before && before !== id) await resetSession(before);
+      await resetSession(id);
+    })();
   }, []);
   useEffect(() => {
-    if (busy) return; // saved when the turn ends (a streaming message would be stored as cancelled)
+    // stored as it changes (a message still streaming is stored as cancelled, F10)
     const t = setTimeout(() => setSessions(saveSession(sessionId, messages)), 200);
     return () => clearTimeout(t);
-  }, [messages, sessionId, busy]);
+  }, [messages, sessionId]);
 
   const stop = useCallback(() => abortRef.current?.abort(), []);
 
   const newSession = useCallback(() => {
     abortRef.current?.abort();
     if (messages.length) setSessions(saveSession(sessionRef.current, chatRef.current.messages));
+    const old = sessionRef.current;
     const id = newSessionId();
     sessionRef.current = id;
     setSessionId(id);
     act({ type: "new_session" });
-    void resetSession(id);
+    writeActiveSession(id);
+    // the old session's memory and components go (M-S71), then the reset with the new id (F9)
+    void (async () => {
+      if (old !== id) await resetSession(old);
+      await resetSession(id);
+    })();
     composer.current?.focus();
   }, [act, messages.length]);
 
@@ -142,6 +176,7 @@ export default function AssistantPanel({ bridge, open, onClose }: { bridge: Canv
       if (chatRef.current.messages.length) saveSession(sessionRef.current, chatRef.current.messages);
       sessionRef.current = s.id;
       setSessionId(s.id);
+      writeActiveSession(s.id);
       act({ type: "load_session", messages: s.messages });
       setSessions(loadSessions());
     },
