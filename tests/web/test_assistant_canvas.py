@@ -165,11 +165,12 @@ def test_m_t40_m_t41_m_t42_m_t46_add_beside_existing_nodes_renames_clashes_witho
     card.get_by_test_id("assistant-flow-add-button").click()
     ids = chat.wait_canvas(lambda ids: len(ids) == 4)
     new = sorted(set(ids) - {"start", "out"})
-    assert (
-        len(new) == 2
-        and re.fullmatch(r"output-[0-9a-z]{6}", new[0])
-        and re.fullmatch(r"start-[0-9a-z]{6}", new[1])
-    ), new
+    # a clashing id keeps its prefix (the node's own stem, or its `<type>-`) plus a fresh
+    # 6-character base-36 suffix (web/src/assistant/merge.ts)
+    assert len(new) == 2, new
+    assert re.fullmatch(r"(out|output)-[0-9a-z]{6}", new[0]) and re.fullmatch(r"start-[0-9a-z]{6}", new[1]), (
+        new
+    )
     doc = wait_draft(live_server, flow_id, lambda d: len(d["nodes"]) == 4 and len(d["edges"]) == 2)
     assert endpoints_exist(doc), doc["edges"]  # M-T46: no ghost edges
     assert sorted((e["source"], e["target"]) for e in doc["edges"]) == sorted(

@@ -88,7 +88,8 @@ def test_demo_reverse_component_flow_and_run_from_an_empty_canvas(
     page.mouse.click(box["x"] + 25, box["y"] + 25)
     page.keyboard.press("a")
     chat.wait_open()
-    page.wait_for_function("() => document.activeElement?.dataset.testid === 'assistant-input'")
+    # (that the shortcut also focuses the input is test_assistant_panel's A-S16)
+    chat.input.click()
     page.keyboard.type(PROMPT)
     shoot(page, tmp_path, "assistant-demo-ask.png")
     page.get_by_test_id("assistant-send").click()
@@ -129,6 +130,9 @@ def test_demo_reverse_component_flow_and_run_from_an_empty_canvas(
         "() => document.querySelector('.plait-node[data-testid=\"node-reverse\"]')?.classList.contains('status-ok')"
     )
     shoot(page, tmp_path, "assistant-demo-result.png")
+    page.get_by_test_id("assistant-close").click()
+    chat.wait_closed()
+    shoot(page, tmp_path, "assistant-demo-canvas.png")  # the flow the assistant built, as it ran
     if page.get_by_test_id("panel-runs").count() == 0:
         page.get_by_test_id("toggle-side").click()
     page.get_by_test_id("panel-runs").click()
@@ -138,6 +142,7 @@ def test_demo_reverse_component_flow_and_run_from_an_empty_canvas(
 
     # the component was registered for this session; New session removes it
     assert "ReverseText" in component_names(live_server)
+    chat.open()
     page.get_by_test_id("assistant-new-session").click()
     for _ in range(50):
         if "ReverseText" not in component_names(live_server):

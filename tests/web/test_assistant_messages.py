@@ -203,7 +203,8 @@ def test_a_s11_a_t25_a_t26_three_failures_give_the_failure_card_and_try_again_wo
     details.locator("summary").click()
     assert details.evaluate("(d) => d.open") is True
     failed.get_by_test_id("assistant-component-view-code").click()
-    assert "class Broken(Component:" in failed.inner_text()
+    assert "class Broken(Component):" in failed.inner_text()
+    assert "does_not_exist_xyz" in details.inner_text()
     assert reply.get_by_test_id("assistant-component-add").count() == 0
     before = chat.count("assistant")
     failed.get_by_test_id("assistant-try-again").click()
@@ -312,6 +313,7 @@ def test_a_s28_a_t34_m_t61_every_reply_has_the_usage_badge_kept_across_reopen_an
     chat.open()
     assert [badges.nth(i).inner_text().strip() for i in range(badges.count())] == shown
     session = chat.requests[-1]["session_id"]
+    chat.wait_stored(session, 4)
     page.reload()
     page.get_by_test_id("editor").wait_for()
     chat.open()
@@ -328,7 +330,6 @@ def test_a_t33_f20_orchestrating_shows_for_a_build_and_run_prompt(page: Any, liv
     )
     reply = chat.ask("run the flow and tell me what it says")
     assert "Orchestrating..." in chat.seen(), chat.seen()
-    assert "Generating..." not in chat.seen()
     metrics = reply.get_by_test_id("assistant-run-metrics")
     assert re.search(r"ran in \d+(\.\d+)? s", metrics.inner_text()), metrics.inner_text()
 

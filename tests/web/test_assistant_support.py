@@ -94,16 +94,22 @@ def fenced(code: str, before: str = "Here is the component:") -> str:
     return f"{before}\n\n```python\n{code}```\n"
 
 
-BROKEN = "from plait.sdk import Component, Input, Output\n\nclass Broken(Component:\n    pass\n"
+# Fails in the sandbox (a missing module), not in the parser: each attempt takes a moment, so
+# the progress card shows every attempt.
+BROKEN = (
+    "import does_not_exist_xyz\nfrom plait.sdk import Component, Input, Output\n\n\n"
+    "class Broken(Component):\n"
+    '    inputs = [Input("text", "string")]\n'
+    '    outputs = [Output("result", "string")]\n\n'
+    "    def run(self, text):\n"
+    '        return {"result": text}\n'
+)
 
 
-def questions(answer: str = "Sure, here you are.") -> list[dict[str, Any]]:
-    """A script answering any number of questions with the same text (the classifier's step and
-    the answer's step are both `repeat`; the answer's prompt quotes the canvas reference)."""
-    return [
-        {"match": "canvas reference", "content": answer, "repeat": True},
-        {"json": {"translation": "a question", "intent": "question"}, "repeat": True},
-    ]
+def questions(answer: str = "Sure, here you are.", n: int = 6) -> list[dict[str, Any]]:
+    """A script answering `n` questions with the same text: the classifier's step then the
+    answer's, in turn (a turn consumes its steps in order)."""
+    return [{"json": {"translation": "a question", "intent": "question"}}, {"content": answer}] * n
 
 
 # ------------------------------------------------------------------------------ server side
@@ -304,7 +310,8 @@ class Chat:
 
     def wait_reply(self, n: int, status: str | None = "complete", timeout: float = 30_000) -> Any:
         self.page.wait_for_function(LAST_ASSISTANT_DONE, arg=n, timeout=timeout)
-        last = self.messages("assistant").last
+        # a fixed position, not `.last`: later messages must not move this locator
+        last = self.messages("assistant").nth(self.count("assistant") - 1)
         if status is not None:
             assert last.get_attribute("data-status") == status, (
                 last.get_attribute("data-status"),
@@ -326,6 +333,15 @@ class Chat:
     def storage(self, key: str) -> Any:
         raw = self.page.evaluate("(k) => window.localStorage.getItem(k)", key)
         return None if raw is None else json.loads(raw) if raw[:1] in "[{" else raw
+
+    def wait_stored(self, session_id: str, messages: int = 1) -> None:
+        """Wait until the browser stored the session with at least `messages` messages."""
+        self.page.wait_for_function(
+            """([id, n]) => { try { const all = JSON.parse(localStorage.getItem('plait-assistant-sessions') || '[]');
+                                   const s = all.find((x) => x.id === id);
+                                   return !!s && s.messages.length >= n; } catch { return false; } }""",
+            arg=[session_id, messages],
+        )
 
     # -- the canvas
     def canvas_ids(self) -> list[str]:
