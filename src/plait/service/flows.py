@@ -9,6 +9,7 @@ import json
 import re
 import secrets
 import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from plait.store.models import FlowRow, FlowShare, FlowVersion
 from plait.tools import default_tools
 
 FORMAT_RAGFLOW = "ragflow"
+VERSIONS_KEPT = 256  # published versions `document_for_run` keeps compiled, by (flow, version)
 DEFAULT_RAGFLOW_ID = "ragflow-agent"  # what the importer names a flow when no id is given
 FLOW_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}$")
 
@@ -110,6 +112,11 @@ class FlowService:
         # keeps no cache; the owner of the flows does).
         self.plans = PlanCache(256)
         self._latest: dict[str, tuple[float, Flow, int]] = {}
+        # The published versions runs used lately: (flow, version) -> (version row, compiled),
+        # the row as (id, created_at). A version is immutable, but a flow deleted and created
+        # again numbers its versions anew: an entry is used only for the row the caller read with
+        # the run (see `document_for_run`).
+        self._versions: OrderedDict[tuple[str, int], tuple[tuple[int, float], Flow]] = OrderedDict()
 
     # ------------------------------------------------------------------ drafts
     async def create(
@@ -382,18 +389,37 @@ class FlowService:
         return flow
 
     async def document_for_run(
-        self, flow_id: str, version: int | None, document: dict[str, Any] | None = None
+        self,
+        flow_id: str,
+        version: int | None,
+        document: dict[str, Any] | None = None,
+        *,
+        version_row: tuple[int, float] | None = None,
     ) -> Flow:
         """The flow a stored run continues with: its version, else the draft document it kept
-        (`Run.document`), else (runs from before drafts were kept) the current draft."""
+        (`Run.document`), else (runs from before drafts were kept) the current draft.
+        `version_row`: which row the version is, (id, created_at), read with the run
+        (`RunRepo.take_over_with_version`): a version compiled here lately from that row is not
+        read again."""
         if version is None:
             if document is not None:
                 return self.compile(flow_id, document)
             return self.compile(flow_id, (await self.get_row(flow_id)).draft)
+        key = (flow_id, version)
+        if version_row is not None:
+            known = self._versions.get(key)
+            if known is not None and known[0] == version_row:
+                self._versions.move_to_end(key)
+                return known[1]
         v = await self.store.flows.get_version(flow_id, version)
         if v is None:
             raise NotFound(f"flow {flow_id!r} has no version {version}")
-        return self._compiled_version(v)
+        flow = self._compiled_version(v)
+        self._versions[key] = ((v.id, v.created_at), flow)
+        self._versions.move_to_end(key)
+        if len(self._versions) > VERSIONS_KEPT:
+            self._versions.popitem(last=False)
+        return flow
 
     def _compiled_version(self, v: FlowVersion) -> Flow:
         """Published versions are immutable: each is compiled once (a compiled `Flow` is shared

@@ -219,14 +219,16 @@ class RunControl:
             if running is not None:  # this process took it over already (crash recovery)
                 await asyncio.shield(running)
                 return
-            # The queue hands the run over: one statement takes the lease and reads the row.
-            row = await runs.take_over(
+            # The queue hands the run over: one statement takes the lease and reads the row (and
+            # the id of its flow version: a version compiled here already is not read again).
+            taken = await runs.take_over_with_version(
                 run_id, launcher.owner, self.settings.lease_ttl_s, from_owner=QUEUE_OWNER
             )
-            if row is not None:
+            if taken is not None:
+                row, version_row = taken
                 break
-            row = await runs.get(run_id)
-            if row is None or row.status in TERMINAL_RUN_STATUSES:
+            current = await runs.get(run_id)
+            if current is None or current.status in TERMINAL_RUN_STATUSES:
                 return
             await asyncio.sleep(LEASE_WAIT_POLL_S)
         launcher.claim(run_id)  # recovery here leaves it alone until it executes
@@ -241,7 +243,9 @@ class RunControl:
                 await runs.release_lease(run_id, launcher.owner)
                 return
             try:
-                flow = await self.flows.document_for_run(row.flow_id, row.version, row.document)
+                flow = await self.flows.document_for_run(
+                    row.flow_id, row.version, row.document, version_row=version_row
+                )
             except ServiceError as exc:
                 await launcher.end_idle(run_id, RunStatus.FAILED, f"cannot load the flow: {exc.message}")
                 await runs.release_lease(run_id, launcher.owner)

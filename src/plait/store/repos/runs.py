@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import Any, NamedTuple, TypeVar, Unpack
 
-from sqlalchemy import or_, select
+from sqlalchemy import literal_column, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -33,7 +33,7 @@ import plait.store.run_rows as run_rows
 import plait.store.run_rows_sqlite as run_rows_sqlite
 from plait.engine.status import RunStatus
 from plait.store.blobs import BlobReader, refs_in
-from plait.store.models import NodeRunRow, Run
+from plait.store.models import FlowVersion, NodeRunRow, Run, table_of
 from plait.store.repos.base import Repo, Sessions, now_or
 from plait.store.repos.flows import visible_flow_ids
 from plait.store.run_rows import NewRunFields
@@ -43,9 +43,30 @@ RowsT = TypeVar("RowsT", bound=Sequence[Any])
 
 
 @cache
-def _returning_run(stmt: Any) -> Any:
-    """`stmt` (an UPDATE of `runs`, built once) returning the row as a `Run`."""
-    return select(Run).from_statement(stmt.returning(*run_rows.runs_table.c))
+def _returning_run_and_version(stmt: Any) -> Any:
+    """`stmt` (an UPDATE of `runs`, built once) returning the row as a `Run`, and the row id and
+    creation time of the run's flow version (None for a run of a draft, or a version deleted
+    since)."""
+    runs, versions = run_rows.runs_table, table_of(FlowVersion)
+    # Named with their table: SQLite's RETURNING renders the updated table's columns bare, which
+    # inside the subquery would name the version's own columns.
+    found = (
+        versions.c.flow_id == literal_column("runs.flow_id"),
+        versions.c.version == literal_column("runs.version"),
+    )
+    version_id = select(versions.c.id).where(*found).scalar_subquery().label("flow_version_id")
+    created = select(versions.c.created_at).where(*found).scalar_subquery().label("flow_version_at")
+    return select(Run, version_id, created).from_statement(stmt.returning(*runs.c, version_id, created))
+
+
+class TakenOver(NamedTuple):
+    """A run whose lease `RunRepo.take_over_with_version` took, and which row its flow version is
+    now: (row id, creation time), None for a run of a draft or of a version deleted since. A
+    published version is immutable: a process that compiled the version of that row may reuse
+    it without reading it again (both parts: SQLite may give a deleted row's id to a new one)."""
+
+    run: Run
+    flow_version: tuple[int, float] | None
 
 
 class Heartbeat(NamedTuple):
@@ -187,11 +208,22 @@ class RunRepo(Repo):
         """Take the lease of a run that has not ended from `from_owner` (or as `acquire_lease`
         does) and return the row as it is now, in one statement. None when the run is unknown,
         ended, or another process holds its lease."""
+        taken = await self.take_over_with_version(run_id, owner, ttl_s, from_owner=from_owner, now=now)
+        return None if taken is None else taken.run
+
+    async def take_over_with_version(
+        self, run_id: str, owner: str, ttl_s: float, *, from_owner: str, now: float | None = None
+    ) -> TakenOver | None:
+        """As `take_over`, and in the same statement which row the run's flow version is."""
         t = now_or(now)
         stmt, params = run_rows.take_lease(run_id, owner, t + ttl_s, t, from_owner=from_owner)
         async with self.sessionmaker.begin() as session:
-            row = (await session.execute(_returning_run(stmt), params)).scalars().first()
-        return None if row is None else (await self._with_values([row], "outputs"))[0]
+            found = (await session.execute(_returning_run_and_version(stmt), params)).first()
+        if found is None:
+            return None
+        row, version_id, version_at = found
+        version = None if version_id is None else (int(version_id), float(version_at))
+        return TakenOver((await self._with_values([row], "outputs"))[0], version)
 
     async def renew_lease(self, run_id: str, owner: str, ttl_s: float, *, now: float | None = None) -> bool:
         """Extend the lease; False if `owner` lost it (another process took it over: stop)."""
@@ -250,4 +282,4 @@ class RunRepo(Repo):
         return await self._with_values(await self._all(stmt), "outputs")
 
 
-__all__ = ["Heartbeat", "RunRepo"]
+__all__ = ["Heartbeat", "RunRepo", "TakenOver"]
