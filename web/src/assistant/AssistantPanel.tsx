@@ -134,13 +134,13 @@ export default function AssistantPanel({ bridge, open, onClose }: { bridge: Canv
 
   // ------------------------------------------------------------------ session (F9-F12)
   useEffect(() => {
-    // a fresh id on mount (F11); the session this tab used before a reload is forgotten first (M-S70)
+    // a fresh id on mount (F11); then the session this tab used before a reload is forgotten (M-S70)
     const before = readActiveSession();
     const id = sessionRef.current;
     writeActiveSession(id);
     void (async () => {
-      if (before && before !== id) await resetSession(before);
       await resetSession(id);
+      if (before && before !== id) await resetSession(before);
     })();
   }, []);
   useEffect(() => {
@@ -160,10 +160,10 @@ export default function AssistantPanel({ bridge, open, onClose }: { bridge: Canv
     setSessionId(id);
     act({ type: "new_session" });
     writeActiveSession(id);
-    // the old session's memory and components go (M-S71), then the reset with the new id (F9)
+    // the reset with the new id (F9), then the old session's memory and components go (M-S71)
     void (async () => {
-      if (old !== id) await resetSession(old);
       await resetSession(id);
+      if (old !== id) await resetSession(old);
     })();
     composer.current?.focus();
   }, [act, messages.length]);
@@ -184,26 +184,51 @@ export default function AssistantPanel({ bridge, open, onClose }: { bridge: Canv
   );
 
   // ------------------------------------------------------------------ the canvas
-  const commit = useCallback((doc: FlowDocument, fit = false) => bridge.commit(doc, fit ? { fit: true } : undefined), [bridge]);
+  // The editor's document() shows a commit only after its next render; several changes in one
+  // tick (events of one chunk) must build on each other, so the panel remembers its own last
+  // commit until the editor has drawn something newer.
+  const bridgeRef = useRef(bridge);
+  bridgeRef.current = bridge;
+  const mine = useRef<{ doc: FlowDocument; before: FlowDocument } | null>(null);
+  const canvasDoc = useCallback((): FlowDocument => {
+    const now = bridgeRef.current.document();
+    if (mine.current && mine.current.before === now) return mine.current.doc;
+    mine.current = null;
+    return now;
+  }, []);
+  const commit = useCallback(
+    (doc: FlowDocument, fit = false) => {
+      const before = mine.current ? mine.current.before : bridgeRef.current.document();
+      mine.current = { doc, before };
+      bridgeRef.current.commit(doc, fit ? { fit: true } : undefined);
+    },
+    [],
+  );
+  /** Save the draft once the editor has drawn the panel's last commit (the continuation reads the saved draft, F30). */
+  const flushCanvas = useCallback(async () => {
+    for (let i = 0; i < 60 && mine.current && mine.current.before === bridgeRef.current.document(); i++) await new Promise((r) => setTimeout(r, 16));
+    await bridgeRef.current.flush().catch(() => undefined);
+  }, []);
 
   const applyLive = useCallback(
     (u: FlowUpdate) => {
       if (bridge.readOnly) return;
       if (u.action === "set_flow") {
-        const now = bridge.document();
+        const now = canvasDoc();
         if (isEmptyCanvas(now)) commit(replaceFlow(now, u.flow), true);
         else commit(mergeFlow(now, u.flow, bridge.sizes()).doc, true);
         return;
       }
-      const next = applyFlowUpdate(bridge.document(), u, bridge.sizes());
-      if (next !== bridge.document()) commit(next);
+      const now = canvasDoc();
+      const next = applyFlowUpdate(now, u, bridge.sizes());
+      if (next !== now) commit(next);
     },
     [bridge, commit],
   );
 
   const applyProposal = useCallback(
     (p: FlowProposal, mode: "add" | "replace") => {
-      const r = proposalDoc(bridge.document(), p, mode, bridge.sizes());
+      const r = proposalDoc(canvasDoc(), p, mode, bridge.sizes());
       if (r.warning) console.warn(`assistant: ${r.warning}`);
       commit(r.doc, true);
     },
@@ -250,7 +275,7 @@ export default function AssistantPanel({ bridge, open, onClose }: { bridge: Canv
     const f = chatRef.current.followUp;
     if (!f || abortRef.current) return;
     act({ type: "followup_cleared" });
-    if (f.flush) await bridge.flush().catch(() => undefined);
+    if (f.flush) await flushCanvas();
     await runTurnRef.current(userSent(f.text, { silent: f.silent, reuseMessageId: f.reuseMessageId }) as Extract<ChatAction, { type: "user_sent" }>, f.input);
   }
   const drainRef = useRef(drainFollowUp);
@@ -287,7 +312,7 @@ export default function AssistantPanel({ bridge, open, onClose }: { bridge: Canv
         const c = bridge.center();
         const docType = ((t as any).node_type as string | undefined) ?? t.name;
         const defaults = (t as any).config_defaults as Record<string, unknown> | undefined;
-        const r = addNode(bridge.document(), docType, { x: c.x - 90, y: c.y - 28 }, t, defaults ? structuredClone(defaults) : undefined);
+        const r = addNode(canvasDoc(), docType, { x: c.x - 90, y: c.y - 28 }, t, defaults ? structuredClone(defaults) : undefined);
         commit(r.doc);
         bridge.select([r.id]);
         bridge.notify(`Added ${className} to the canvas.`);
@@ -317,7 +342,7 @@ export default function AssistantPanel({ bridge, open, onClose }: { bridge: Canv
       edit: (m: ChatMessage, index: number, accept: boolean) => {
         const e = m.edits?.[index];
         if (!e || e.status !== "pending") return;
-        if (accept) commit(applyFlowUpdate(bridge.document(), e.update, bridge.sizes()));
+        if (accept) commit(applyFlowUpdate(canvasDoc(), e.update, bridge.sizes()));
         act({ type: accept ? "edit_accepted" : "edit_dismissed", messageId: m.id, editId: e.update.id });
         // every edit decided, one applied, and the server expects more: the continuation (F30)
         if (!chatRef.current.processing) void drainRef.current();
