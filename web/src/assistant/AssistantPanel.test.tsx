@@ -409,6 +409,7 @@ describe("AssistantPanel", () => {
     const items = all("assistant-mention-item");
     expect(items.map((i) => i.dataset.id)).toEqual(["llm-1"]);
     expect(items[0].getAttribute("aria-selected")).toBe("true");
+    await act(async () => new Promise((r) => setTimeout(r, 200))); // the preview waits for the highlight to rest
     expect(calls.selected.at(-1)).toEqual(["llm-1"]);
     key(q("assistant-input")!, "Enter");
     await settle();

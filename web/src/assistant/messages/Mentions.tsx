@@ -7,6 +7,8 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { applyMention, mentionAt, mentionItems, moveHighlight, type MentionItem } from "../mentions";
 import type { CanvasBridge } from "../types";
 
+const PREVIEW_DELAY_MS = 150;
+
 export interface MentionsState {
   open: boolean;
   items: MentionItem[];
@@ -30,14 +32,18 @@ export function useMentions(bridge: CanvasBridge, text: string, caret: number): 
   useEffect(() => {
     if (dismissed !== null && key === null) setDismissed(null);
   }, [dismissed, key]);
-  // preview: the highlighted step is selected on the canvas
+  // preview: the highlighted step is selected on the canvas, once the highlight rests (arrow keys
+  // held down would otherwise re-select the canvas on every row)
   const previewed = useRef<string | null>(null);
   useEffect(() => {
     const item = open ? items[Math.min(active, items.length - 1)] : undefined;
     const id = item && query ? (query.mode === "field" ? query.nodeId : item.id) : null;
     if (id === previewed.current) return;
-    previewed.current = id;
-    bridge.select(id ? [id] : []);
+    const t = setTimeout(() => {
+      previewed.current = id;
+      bridge.select(id ? [id] : []);
+    }, PREVIEW_DELAY_MS);
+    return () => clearTimeout(t);
   }, [open, items, active, bridge, query]);
 
   const close = useCallback(() => setDismissed(key), [key]);
