@@ -132,6 +132,10 @@ def test_demo_reverse_component_flow_and_run_from_an_empty_canvas(
     shoot(page, tmp_path, "assistant-demo-result.png")
     page.get_by_test_id("assistant-close").click()
     chat.wait_closed()
+    page.wait_for_function(  # the closing fade is over
+        """() => { const p = document.querySelector('[data-testid=assistant-panel]');
+                   return !p || p.offsetParent === null || getComputedStyle(p).opacity === '0'; }"""
+    )
     shoot(page, tmp_path, "assistant-demo-canvas.png")  # the flow the assistant built, as it ran
     if page.get_by_test_id("panel-runs").count() == 0:
         page.get_by_test_id("toggle-side").click()
