@@ -401,7 +401,7 @@ def test_m_s72_m_t55_loading_a_session_does_not_reset_and_keeps_components(
     assert chat.messages("user").first.inner_text().strip().endswith("first question")
 
 
-def test_f10_m_t_sessions_keep_ten_and_a_reloaded_streaming_message_is_cancelled(
+def test_f10_ten_sessions_are_kept_and_a_reloaded_streaming_message_is_cancelled(
     page: Any, live_server: LiveServer
 ) -> None:
     """F10 (A-S27 history): at most 10 stored sessions; a message still streaming when the page
