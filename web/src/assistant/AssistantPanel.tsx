@@ -377,11 +377,13 @@ export default function AssistantPanel({ bridge, open, onClose }: { bridge: Canv
 
   // ------------------------------------------------------------------ look and feel
   const root = useRef<HTMLElement>(null);
+  const inputReady = !!config && !noModels && !!choice;
   useEffect(() => {
+    // focus the input on open, and again once it is enabled (the first open waits for the config)
     if (open) requestAnimationFrame(() => composer.current?.focus());
     // closed: focus leaves the hidden panel, so the A shortcut works again at once
     else if (root.current?.contains(document.activeElement)) (document.activeElement as HTMLElement).blur();
-  }, [open]);
+  }, [open, inputReady]);
   useEffect(() => {
     const el = body.current;
     if (el) el.scrollTop = el.scrollHeight;
@@ -540,7 +542,7 @@ export default function AssistantPanel({ bridge, open, onClose }: { bridge: Canv
         ref={composer}
         bridge={bridge}
         busy={busy}
-        disabled={!config || noModels || !choice}
+        disabled={!inputReady}
         placeholder={placeholder}
         onSend={send}
         onStop={stop}
