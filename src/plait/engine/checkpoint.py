@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from plait.engine.events import Event
 from plait.engine.status import RunStatus
@@ -148,6 +148,36 @@ class Checkpointer(Protocol):
     async def load(self, run_id: str, *, events: bool = True) -> Checkpoint | None:
         """The run's record, deltas, decisions and `last_seq`; its events too unless `events` is
         False (restoring needs only `last_seq`, and a run's event log can be long)."""
+
+
+@runtime_checkable
+class BatchCheckpointer(Checkpointer, Protocol):
+    """A checkpointer that can write several node transitions in one transaction. The journal
+    then holds back the deltas of inline nodes (pure: they act on nothing outside the run) and
+    writes them with the next write that must be durable: the `running` deltas of the attempts
+    about to start (`save_batch`), a task node's delta, the run's end (`finish_batch`), or before
+    the run waits for anything. No attempt starts before what it depends on is stored; a crash
+    in between only runs those inline nodes again."""
+
+    async def save_batch(
+        self,
+        run_id: str,
+        deltas: Sequence[NodeDelta],
+        started: Sequence[NodeDelta],
+        events: Sequence[Event],
+    ) -> None:
+        """As `save` for each of `deltas` in order, then `save_started(started)`, in one transaction."""
+
+    async def finish_batch(
+        self,
+        run_id: str,
+        deltas: Sequence[NodeDelta],
+        status: str,
+        outputs: dict[str, Any] | None,
+        error: str | None,
+        events: Sequence[Event],
+    ) -> None:
+        """As `save` for each of `deltas` in order, then `finish`, in one transaction."""
 
 
 class InMemoryCheckpointer:

@@ -61,9 +61,11 @@ class ToSave:
     ready: list[int]
 
 
-async def save_then_queue(state: RunState, log: EventLog, step: ToSave) -> None:
-    """Checkpoint a committed node, then let the nodes it made ready join the queue."""
-    await log.save(step.delta)
+async def save_then_queue(state: RunState, log: EventLog, step: ToSave, *, hold: bool = False) -> None:
+    """Checkpoint a committed node, then let the nodes it made ready join the queue. `hold`: an
+    inline node, whose delta may wait for the next durable write (`RunJournal.save`): what it
+    made ready starts only after a write that includes it, or runs inline too."""
+    await log.save(step.delta, hold=hold)
     state.ready.extend(step.ready)
 
 

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import fields, replace
 from typing import Any, Protocol
 
-from plait.engine.checkpoint import Checkpointer, NodeDelta, RunRecord
+from plait.engine.checkpoint import BatchCheckpointer, Checkpointer, NodeDelta, RunRecord
 from plait.engine.events import WAITING, Event, EventData, EventSink, RawData
 from plait.engine.frozen import new_instance, slot_setters
 from plait.engine.status import RunStatus
@@ -100,11 +100,13 @@ class EventLog(Protocol):
 
     def emit(self, data: EventData, node_id: str | None = None) -> None: ...
 
-    async def save(self, delta: NodeDelta) -> None: ...
+    async def save(self, delta: NodeDelta, *, hold: bool = False) -> None: ...
 
     async def save_started(self, deltas: Sequence[NodeDelta]) -> None: ...
 
     async def record_item(self, delta: NodeDelta) -> None: ...
+
+    async def flush(self) -> None: ...
 
 
 class RunJournal:
@@ -121,6 +123,8 @@ class RunJournal:
         "mask",
         "_unsaved",
         "_lock",
+        "_batch",
+        "_held",
     )
 
     def __init__(
@@ -145,6 +149,10 @@ class RunJournal:
         # task while the driver saves too, and are taken one at a time (so the checkpointer's
         # cached variables and the batches of events stay in order). None: no cost per save.
         self._lock: asyncio.Lock | None = None
+        # A checkpointer that writes several deltas at once: inline nodes' deltas are held back
+        # (`save(hold=True)`) until the next durable write (see `BatchCheckpointer`).
+        self._batch = checkpointer if isinstance(checkpointer, BatchCheckpointer) else None
+        self._held: list[NodeDelta] = []
 
     def emit(self, data: EventData, node_id: str | None = None) -> None:
         """Number the payload, wrap it in its envelope once and hand it to every sink."""
@@ -178,10 +186,14 @@ class RunJournal:
                     record = replace(record, inputs=inputs, variables=variables)
             await self.checkpointer.begin(record, self.take_unsaved())
 
-    async def save(self, delta: NodeDelta) -> None:
-        """Hand a delta and the events since the last save to the checkpointer (if any)."""
+    async def save(self, delta: NodeDelta, *, hold: bool = False) -> None:
+        """Hand a delta and the events since the last save to the checkpointer (if any).
+        `hold`: the delta of an inline node, which may wait for the next durable write (with a
+        `BatchCheckpointer`, while no item saves run concurrently)."""
         if self.checkpointer is not None:
-            if self._lock is not None:
+            if hold and self._batch is not None and self._lock is None:
+                self._held.append(delta if self.mask is None else masked_delta(self.mask, delta))
+            elif self._lock is not None:
                 async with self._lock:
                     await self._save(self.checkpointer, delta)
             else:
@@ -190,17 +202,34 @@ class RunJournal:
     async def _save(self, checkpointer: Checkpointer, delta: NodeDelta) -> None:
         if self.mask is not None:
             delta = masked_delta(self.mask, delta)
+        if self._held and self._batch is not None:
+            held, self._held = self._held, []
+            await self._batch.save_batch(self.run_id, [*held, delta], (), self.take_unsaved())
+            return
         await checkpointer.save(self.run_id, delta, self.take_unsaved())
+
+    async def flush(self) -> None:
+        """Write the held deltas (before the run waits for anything: see `save`)."""
+        if self._held and self._batch is not None:
+            held, self._held = self._held, []
+            await self._batch.save_batch(self.run_id, held, (), self.take_unsaved())
 
     async def save_started(self, deltas: Sequence[NodeDelta]) -> None:
         """Record attempts about to start (`running` deltas: no user data) with the events since
-        the last save, before they run (see plait.engine.checkpoint)."""
+        the last save (and the held deltas), before they run (see plait.engine.checkpoint)."""
         if self.checkpointer is not None:
             if self._lock is not None:
                 async with self._lock:
-                    await self.checkpointer.save_started(self.run_id, deltas, self.take_unsaved())
+                    await self._save_started(self.checkpointer, deltas)
             else:
-                await self.checkpointer.save_started(self.run_id, deltas, self.take_unsaved())
+                await self._save_started(self.checkpointer, deltas)
+
+    async def _save_started(self, checkpointer: Checkpointer, deltas: Sequence[NodeDelta]) -> None:
+        if self._held and self._batch is not None:
+            held, self._held = self._held, []
+            await self._batch.save_batch(self.run_id, held, deltas, self.take_unsaved())
+            return
+        await checkpointer.save_started(self.run_id, deltas, self.take_unsaved())
 
     async def record_item(self, delta: NodeDelta) -> None:
         """Save a finished loop iteration or map item (see plait.engine.items)."""
@@ -213,6 +242,7 @@ class RunJournal:
         if self.checkpointer is not None:
             if self.mask is not None:
                 record = self.mask.value(record)
+            await self.flush()
             await self.checkpointer.save_decision(self.run_id, record, self.take_unsaved())
 
     async def finish(self, status: RunStatus, outputs: dict[str, Any], error: str | None) -> None:
@@ -220,6 +250,10 @@ class RunJournal:
             if self.mask is not None:
                 outputs = self.mask.value(outputs)
                 error = None if error is None else self.mask.text(error)
+            if self._held and self._batch is not None:
+                held, self._held = self._held, []
+                await self._batch.finish_batch(self.run_id, held, status, outputs, error, self.take_unsaved())
+                return
             await self.checkpointer.finish(self.run_id, status, outputs, error, self.take_unsaved())
 
 
@@ -238,8 +272,11 @@ class BodyJournal:
             return  # (plait.engine.body_wait): a second one would open a second task
         self.parent.emit(data, self.prefix + node_id if node_id else None)
 
-    async def save(self, delta: NodeDelta) -> None:
+    async def save(self, delta: NodeDelta, *, hold: bool = False) -> None:
         """Bodies are not checkpointed: their node's delta (with the body's outputs) is."""
+
+    async def flush(self) -> None:
+        """Nothing is held here."""
 
     async def save_started(self, deltas: Sequence[NodeDelta]) -> None:
         """Nor are their starts: a body runs again as a whole with its node."""

@@ -249,7 +249,7 @@ class Runner:
                     pn = nodes[idx]
                     if inline and pn.inline and idx not in state.resume_data:
                         if (to_save := self._commit(idx, self._run_inline(pn))) is not None:
-                            await save_then_queue(state, self.journal, to_save)
+                            await save_then_queue(state, self.journal, to_save, hold=True)
                         if state.failure is not None:
                             break
                     else:
@@ -263,9 +263,12 @@ class Runner:
             if done or (state.failure is not None and not self._tasks):
                 continue
             if self._tasks:
+                await self.journal.flush()  # held inline deltas are written before the run waits
                 self._wakeup = asyncio.get_running_loop().create_future()
                 await self._wakeup
                 continue
+            # (Only a policy that runs nodes inline holds deltas, and its `idle` does not wait:
+            # what is held goes with the run's end, or with what runs next.)
             end = await policy.idle(self)
             if end is not None:
                 return end

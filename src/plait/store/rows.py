@@ -21,7 +21,7 @@ is stored once in `blobs` and referred to (see `plait.store.blobs`): the writers
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from types import SimpleNamespace
 from typing import Any
 
@@ -53,22 +53,24 @@ def event_rows(
     run_id: str,
     events: Sequence[Event],
     *,
-    output_of: str | None = None,
+    output_of: str | Collection[str] | None = None,
     run_row: str | None = None,
     blobs: BlobSink | None = None,
 ) -> list[dict[str, Any]]:
     """`run_events` rows (for SQLAlchemy: the payload stays a Python value).
 
     `blobs`: where a large payload goes (None: it stays inline, for `sqlite_event_rows`, which
-    measures the JSON text it encodes). `output_of`: the node whose `ok` delta is saved with these events: its `node_finished` refers
-    to that node run's output. `run_row`: the type of the run-level event (`run_started`,
+    measures the JSON text it encodes). `output_of`: the node (or nodes) whose `ok` delta is saved with these events: its
+    `node_finished` refers to that node run's output. `run_row`: the type of the run-level event (`run_started`,
     `run_finished`) whose inputs or outputs the run row saved with them holds."""
     field = RUN_ROW_FIELDS[run_row] if run_row is not None else None
+    if isinstance(output_of, str):
+        output_of = (output_of,)
     rows = []
     for e in events:
         data = e.wire_data()
         if data is not None:
-            if output_of is not None and e.type == ev.NODE_FINISHED and e.node_id == output_of:
+            if output_of and e.type == ev.NODE_FINISHED and e.node_id in output_of:
                 if data.get("ok") and "output" in data:
                     del data["output"]
                     data[OUTPUT_IN] = IN_NODE_RUNS
@@ -88,7 +90,7 @@ def sqlite_event_rows(
     events: Sequence[Event],
     blobs: BlobSink,
     *,
-    output_of: str | None = None,
+    output_of: str | Collection[str] | None = None,
     run_row: str | None = None,
 ) -> list[dict[str, Any]]:
     """`event_rows` for a raw sqlite3 statement (the payload as JSON text, large ones in `blobs`)."""

@@ -55,7 +55,8 @@ StoredListener = Callable[[str, Sequence[Event]], None]
 
 
 class SqlCheckpointer:
-    """Implements `plait.engine.checkpoint.Checkpointer`; every method commits before it returns.
+    """Implements `plait.engine.checkpoint.BatchCheckpointer`; every method commits before it
+    returns.
 
     Pass the store's session factory (or an async engine). Call `await close()` when done (it
     stops the SQLite writer thread it started; `Store.close` does it). `writer`: a SQLite writer
@@ -169,6 +170,70 @@ class SqlCheckpointer:
         now = time.time()
         rows = [delta_row(run_id, delta, seq, now) for delta in deltas]
         await self._commit(sqlite_tx.save_started, sql_tx.save_started, run_id, rows, events)
+        self._stored(run_id, events)
+
+    def _batch_rows(
+        self, run_id: str, deltas: Sequence[NodeDelta], started: Sequence[NodeDelta], seq: int | None
+    ) -> tuple[list[dict[str, Any]], dict[str, Any] | None] | None:
+        """The `node_runs` rows of a batch and the new live context (None: no variable changed);
+        None when a delta changes variables and they are not cached (then save one by one)."""
+        now = time.time()
+        live = self._vars.get(run_id)
+        changed = False
+        for delta in deltas:
+            if delta.vars:
+                if live is None:
+                    return None
+                live, changed = {**live, **delta.vars}, True
+        rows = [delta_row(run_id, delta, seq, now) for delta in (*deltas, *started)]
+        if changed:
+            assert live is not None
+            self._vars[run_id] = live  # before the write, as `save` does
+            return rows, {"vars": live}
+        return rows, None
+
+    async def save_batch(
+        self,
+        run_id: str,
+        deltas: Sequence[NodeDelta],
+        started: Sequence[NodeDelta],
+        events: Sequence[Event],
+    ) -> None:
+        """`BatchCheckpointer.save_batch`: the deltas, then the `running` ones, in one transaction."""
+        batch = self._batch_rows(run_id, deltas, started, events[-1].seq if events else None)
+        if batch is None:
+            for delta in deltas:
+                await self.save(run_id, delta, [])
+            await self.save_started(run_id, started, events)
+            return
+        rows, context = batch
+        await self._commit(sqlite_tx.save_batch, sql_tx.save_batch, run_id, rows, events, context)
+        self._stored(run_id, events)
+
+    async def finish_batch(
+        self,
+        run_id: str,
+        deltas: Sequence[NodeDelta],
+        status: str,
+        outputs: dict[str, Any] | None,
+        error: str | None,
+        events: Sequence[Event],
+    ) -> None:
+        """`BatchCheckpointer.finish_batch`: the deltas, then the run's end, in one transaction."""
+        batch = self._batch_rows(run_id, deltas, (), events[-1].seq if events else None)
+        if batch is None:
+            for delta in deltas:
+                await self.save(run_id, delta, [])
+            await self.finish(run_id, status, outputs, error, events)
+            return
+        rows, context = batch
+        values = run_rows.finish_values(status, outputs, error, events, time.time())
+        try:
+            await self._commit(
+                sqlite_tx.finish_batch, sql_tx.finish_batch, run_id, rows, context, values, events
+            )
+        finally:
+            self.forget(run_id)
         self._stored(run_id, events)
 
     async def save_decision(self, run_id: str, decision: dict[str, Any], events: Sequence[Event]) -> None:

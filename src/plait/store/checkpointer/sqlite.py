@@ -6,7 +6,7 @@ writer runs each function inside its (group-commit) transaction; see `plait.stor
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from sqlalchemy import bindparam, insert
@@ -48,7 +48,7 @@ def _add_events(
     run_id: str,
     events: Sequence[Event],
     *,
-    output_of: str | None = None,
+    output_of: str | Collection[str] | None = None,
     run_row: str | None = None,
 ) -> None:
     if events:
@@ -96,6 +96,50 @@ def save_started(
     _add_events(db, run_id, events)
 
 
+def _add_node_runs(db: sqlite3.Connection, rows: Sequence[dict[str, Any]]) -> None:
+    blobs = BlobSink()
+    encoded = [sqlite_delta_row(dict(row), blobs) for row in rows]
+    _add_blobs(db, blobs)
+    db.executemany(_SQL_INSERT_NODE_RUN, encoded)
+
+
+def save_batch(
+    db: sqlite3.Connection,
+    run_id: str,
+    rows: Sequence[dict[str, Any]],
+    events: Sequence[Event],
+    context: dict[str, Any] | None,
+) -> None:
+    """As `transactions.save_batch`."""
+    _add_node_runs(db, rows)
+    _add_events(db, run_id, events, output_of={r["node_id"] for r in rows if r["status"] == "ok"})
+    if context is not None:
+        run_rows_sqlite.save_context(db, run_id, context, events[-1].seq if events else None)
+
+
+def finish_batch(
+    db: sqlite3.Connection,
+    run_id: str,
+    rows: Sequence[dict[str, Any]],
+    context: dict[str, Any] | None,
+    values: dict[str, Any],
+    events: Sequence[Event],
+) -> None:
+    """As `transactions.finish_batch`."""
+    if rows:
+        _add_node_runs(db, rows)
+    if context is not None:
+        run_rows_sqlite.save_context(db, run_id, context, None)
+    output_of = {r["node_id"] for r in rows if r["status"] == "ok"}
+    _add_events(db, run_id, events, output_of=output_of, run_row=ev.RUN_FINISHED)
+    blobs = BlobSink()
+    outputs = values["outputs"]
+    if outputs is not None:
+        values = {**values, "outputs": blobs.pack(outputs)}
+        _add_blobs(db, blobs)
+    run_rows_sqlite.finish(db, run_id, values)
+
+
 def save_decision(db: sqlite3.Connection, run_id: str, row: dict[str, Any], events: Sequence[Event]) -> None:
     db.execute(_SQL_INSERT_DECISION, {**row, "data": json_dumps(row["data"])})
     if events:
@@ -113,4 +157,4 @@ def finish(db: sqlite3.Connection, run_id: str, values: dict[str, Any], events: 
     run_rows_sqlite.finish(db, run_id, values)
 
 
-__all__ = ["begin", "finish", "save", "save_decision", "save_started"]
+__all__ = ["begin", "finish", "finish_batch", "save", "save_batch", "save_decision", "save_started"]

@@ -12,7 +12,7 @@ stored one is read first. `sqlite.py` holds the same transactions for the raw sq
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from sqlalchemy import insert
@@ -41,7 +41,7 @@ def _add_events(
     run_id: str,
     events: Sequence[Event],
     *,
-    output_of: str | None = None,
+    output_of: str | Collection[str] | None = None,
     run_row: str | None = None,
 ) -> None:
     if events:
@@ -95,6 +95,53 @@ def save_started(
     _add_events(conn, run_id, events)
 
 
+def save_batch(
+    conn: Connection,
+    run_id: str,
+    rows: Sequence[dict[str, Any]],
+    events: Sequence[Event],
+    context: dict[str, Any] | None,
+) -> None:
+    """Several `node_runs` rows in save order (finished inline nodes, then the `running` rows of
+    the attempts about to start) with the events since the last save; `context`: the live
+    context when one of them changed variables (the caller knows it: no read)."""
+    blobs = BlobSink()
+    rows = [row if row["output"] is None else {**row, "output": blobs.pack(row["output"])} for row in rows]
+    add_blobs(conn, blobs)
+    conn.execute(_insert_node_run, list(rows))
+    _add_events(conn, run_id, events, output_of={r["node_id"] for r in rows if r["status"] == "ok"})
+    if context is not None:
+        conn.execute(run_rows.save_context(run_id, context, events[-1].seq if events else None))
+
+
+def finish_batch(
+    conn: Connection,
+    run_id: str,
+    rows: Sequence[dict[str, Any]],
+    context: dict[str, Any] | None,
+    values: dict[str, Any],
+    events: Sequence[Event],
+) -> None:
+    """`save_batch` of finished inline nodes (their events go with the run's end), then `finish`."""
+    if rows:
+        blobs = BlobSink()
+        rows = [
+            row if row["output"] is None else {**row, "output": blobs.pack(row["output"])} for row in rows
+        ]
+        add_blobs(conn, blobs)
+        conn.execute(_insert_node_run, list(rows))
+    if context is not None:
+        conn.execute(run_rows.save_context(run_id, context, None))
+    output_of = {r["node_id"] for r in rows if r["status"] == "ok"}
+    _add_events(conn, run_id, events, output_of=output_of, run_row=ev.RUN_FINISHED)
+    outputs = values["outputs"]
+    if outputs is not None:
+        blobs = BlobSink()
+        values = {**values, "outputs": blobs.pack(outputs)}
+        add_blobs(conn, blobs)
+    conn.execute(*run_rows.finish_run_params(run_id, values))
+
+
 def save_decision(conn: Connection, run_id: str, row: dict[str, Any], events: Sequence[Event]) -> None:
     conn.execute(_insert_decision, row)
     if events:
@@ -112,4 +159,4 @@ def finish(conn: Connection, run_id: str, values: dict[str, Any], events: Sequen
     conn.execute(*run_rows.finish_run_params(run_id, values))
 
 
-__all__ = ["begin", "finish", "save", "save_decision", "save_started"]
+__all__ = ["begin", "finish", "finish_batch", "save", "save_batch", "save_decision", "save_started"]
