@@ -6,10 +6,21 @@
  * closing it.
  */
 import { lazy, Suspense, useCallback, useEffect, useState } from "react";
+import { readString } from "./storage";
 import type { CanvasBridge } from "./types";
 import "./assistant.css";
 
 const AssistantPanel = lazy(() => import("./AssistantPanel"));
+
+/** Where a settings page may keep another key for the panel ("AI Assistant", default `a`). */
+export const SHORTCUT_STORAGE_KEY = "plait-assistant-shortcut";
+export const DEFAULT_SHORTCUT = "a";
+
+/** The panel's key: one character, case-insensitive. */
+export function assistantShortcut(): string {
+  const k = (readString(SHORTCUT_STORAGE_KEY) ?? "").trim().toLowerCase();
+  return k.length === 1 ? k : DEFAULT_SHORTCUT;
+}
 
 /** Typing in a field never toggles the panel. */
 export function isTextTarget(t: EventTarget | null): boolean {
@@ -37,7 +48,7 @@ export default function AssistantDock({ bridge }: { bridge: CanvasBridge }) {
         if (open && !document.querySelector("[role=dialog]")) close();
         return;
       }
-      if (e.key !== "a" && e.key !== "A") return;
+      if (e.key.toLowerCase() !== assistantShortcut()) return;
       if (e.shiftKey || isTextTarget(e.target) || document.querySelector("[role=dialog]")) return;
       e.preventDefault();
       toggle();
@@ -53,8 +64,8 @@ export default function AssistantDock({ bridge }: { bridge: CanvasBridge }) {
         className={`assistant-toggle${open ? " active" : ""}`}
         data-testid="assistant-toggle"
         aria-pressed={open}
-        aria-label={open ? "Close the assistant (A)" : "Open the assistant (A)"}
-        title={open ? "Close the assistant (A)" : "Ask the assistant (A)"}
+        aria-label={open ? "Close the assistant" : "Open the assistant"}
+        title={`${open ? "Close the assistant" : "Ask the assistant"} (${assistantShortcut().toUpperCase()})`}
         onClick={toggle}
       >
         <span aria-hidden="true">✦</span> Assistant

@@ -121,6 +121,18 @@ describe("AssistantDock", () => {
     expect(q("assistant-panel")?.dataset.state).toBe("open");
   });
 
+  it("takes another key when one is stored for it", async () => {
+    localStorage.setItem("plait-assistant-shortcut", "K");
+    const { bridge } = fakeBridge();
+    mount(<AssistantDock bridge={bridge} />);
+    key(document.body, "a");
+    await settle();
+    expect(q("assistant-panel")).toBeNull();
+    key(document.body, "k");
+    for (let i = 0; i < 20 && !q("assistant-panel"); i++) await settle();
+    expect(q("assistant-panel")?.dataset.state).toBe("open");
+  });
+
   it("Escape closes the panel from the canvas and from the input", async () => {
     const { bridge } = fakeBridge();
     mount(<AssistantDock bridge={bridge} />);

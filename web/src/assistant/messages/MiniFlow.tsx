@@ -1,5 +1,5 @@
 /**
- * A read-only picture of a proposed flow: boxes and arrows in an SVG, scaled to fit. Not the
+ * A read-only picture of a proposed flow: boxes and arrows in an SVG at 1:1 (scrolled). Not the
  * editor's FlowCanvas: a second React Flow instance would repeat the canvas's per-node test ids
  * and keyboard handling on the same page; a picture is all the card needs.
  */
@@ -43,11 +43,13 @@ export function MiniFlow({ flow }: { flow: FlowDocument }) {
     const minY = Math.min(0, ...ys) - 10;
     const maxX = Math.max(W, ...xs.map((x) => x + W)) + 10;
     const maxY = Math.max(H, ...ys.map((y) => y + H)) + 10;
-    return { at, box: `${minX} ${minY} ${maxX - minX} ${maxY - minY}` };
+    return { at, box: `${minX} ${minY} ${maxX - minX} ${maxY - minY}`, width: maxX - minX, height: maxY - minY };
   }, [flow]);
-  const { at, box } = drawn;
+  const { at, box, width, height } = drawn;
+  // drawn 1:1 (text stays readable), scrolled when the flow is bigger than the card
   return (
-    <svg className="assistant-flow-preview" data-testid="assistant-flow-preview" viewBox={box} preserveAspectRatio="xMidYMid meet" role="img" aria-label={`Preview: ${(flow.nodes ?? []).length} steps, ${(flow.edges ?? []).length} connections`}>
+    <div className="assistant-flow-preview" data-testid="assistant-flow-preview">
+    <svg viewBox={box} width={width} height={height} role="img" aria-label={`Preview: ${(flow.nodes ?? []).length} steps, ${(flow.edges ?? []).length} connections`}>
       <defs>
         <marker id="assistant-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" orient="auto-start-reverse">
           <path d="M 0 0 L 10 5 L 0 10 z" className="assistant-mini-arrow" />
@@ -80,5 +82,6 @@ export function MiniFlow({ flow }: { flow: FlowDocument }) {
         );
       })}
     </svg>
+    </div>
   );
 }
