@@ -101,15 +101,15 @@ def test_a_s17_a_t14_escape_closes_the_panel_from_the_input_and_from_the_canvas(
 def test_a_t15_the_shortcut_is_listed_and_changeable_in_settings_shortcuts(
     page: Any, live_server: LiveServer
 ) -> None:
-    """A-T15: Settings > Shortcuts lists "AI Assistant" with its key `A`, and it can be changed."""
+    """A-T15: Settings has a Shortcuts section listing "AI Assistant" with its key (A), and the
+    key can be changed there (a field or a button in that row)."""
     page.goto("/settings")
-    page.get_by_role("link", name="Shortcuts").click()
-    row = page.get_by_text("AI Assistant")
+    page.get_by_text("Shortcuts", exact=True).first.click()
+    row = page.get_by_text("AI Assistant", exact=True).first
     row.wait_for()
-    section = page.locator("main")
-    assert "AI Assistant" in section.inner_text()
-    # the key is shown and can be edited (a text field or a record button in the row)
-    assert section.get_by_role("textbox").count() + section.get_by_role("button", name="Change").count() > 0
+    line = row.locator("xpath=ancestor::*[self::tr or self::li or self::label or self::div][1]")
+    assert "A" in line.inner_text().replace("AI Assistant", "")
+    assert line.locator("input, button, select").count() > 0
 
 
 def test_a_s18_a_t16_placeholder_reads_working_on_it_while_generating(
@@ -318,9 +318,14 @@ def test_a_s27_a_t12_m_s71_m_t53_new_session_clears_rotates_resets_and_wipes_com
     size = chat.panel.bounding_box()
     page.get_by_test_id("assistant-new-session").click()
     page.wait_for_function("() => document.querySelectorAll('[data-testid=assistant-message]').length === 0")
-    chat.wait_resets(2)
-    assert len(chat.resets) >= 2 and chat.resets[-1] != first_id and chat.resets[-1].startswith("agentic_")
-    new_id = chat.resets[-1]
+    # F9: the reset names the new id (the panel may also reset the old one, to forget its components)
+    for _ in range(100):
+        fresh = [r for r in chat.resets[1:] if r and r != first_id]
+        if fresh:
+            break
+        page.wait_for_timeout(50)
+    assert len(fresh) == 1 and fresh[0].startswith("agentic_"), chat.resets
+    new_id = fresh[0]
     after = chat.panel.bounding_box()
     assert (round(after["width"]), round(after["height"])) == (round(size["width"]), round(size["height"]))
     # the component the old session registered is gone
