@@ -124,9 +124,11 @@ def forget_script(server: LiveServer) -> None:
 
 @pytest.fixture(autouse=True)
 def no_script_left(live_server: LiveServer) -> Iterator[None]:
-    """The live server is shared by the package: leave the admin without an assistant script."""
+    """The live server is shared by the package: leave the admin without an assistant script and
+    without the components the assistant registered (a reset without a session removes them all)."""
     yield
     forget_script(live_server)
+    live_server.api.post(RESET)
 
 
 def new_flow_id(prefix: str) -> str:
