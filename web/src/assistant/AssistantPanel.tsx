@@ -487,6 +487,7 @@ export default function AssistantPanel({ bridge, open, onClose }: { bridge: Canv
           </span>
         )}
         <select
+          className="assistant-history"
           data-testid="assistant-history-select"
           aria-label="Earlier sessions"
           value=""

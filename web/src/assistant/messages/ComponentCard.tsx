@@ -28,7 +28,7 @@ export function ComponentCard({ className, code, readOnly, onAdd }: { className:
     <div className="assistant-card assistant-component" data-testid="assistant-component-card" data-class-name={className}>
       <div className="assistant-card-head">
         <span className="assistant-card-icon" aria-hidden="true">
-          ⬡
+          ◆
         </span>
         <strong>{className}</strong>
         <span className="assistant-pill ok">Validated</span>

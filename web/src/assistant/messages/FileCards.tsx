@@ -35,7 +35,7 @@ function OneFile({ file }: { file: FileCard }) {
   return (
     <div className="assistant-file" data-testid="assistant-file" data-path={file.path}>
       <span className="assistant-card-icon" aria-hidden="true">
-        📄
+        ▤
       </span>
       <span className="assistant-file-name" title={file.path}>
         {baseName(file.path)}

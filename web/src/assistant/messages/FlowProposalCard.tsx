@@ -20,7 +20,7 @@ export function FlowProposalCard({ proposal, readOnly, onAdd, onReplace, onDismi
     <div className={`assistant-card assistant-proposal status-${status}`} data-testid="assistant-flow-proposal" data-status={status}>
       <div className="assistant-card-head">
         <span className="assistant-card-icon" aria-hidden="true">
-          ⧉
+          ▦
         </span>
         <strong>{proposal.name || "Proposed flow"}</strong>
         <span className="assistant-muted">

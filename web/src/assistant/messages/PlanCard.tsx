@@ -20,7 +20,7 @@ export function PlanCard({ plan, busy, onContinue, onDismiss, onReset }: Props) 
     <div className={`assistant-card assistant-plan status-${status}`} data-testid="assistant-plan" data-status={status}>
       <div className="assistant-card-head">
         <span className="assistant-card-icon" aria-hidden="true">
-          ☰
+          ≡
         </span>
         {status === "refining" ? (
           <span>

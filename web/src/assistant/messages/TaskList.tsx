@@ -1,7 +1,7 @@
 /** The build-task checklist (F37): what the assistant changed on the canvas, one row each, read-only. */
 import type { BuildTask } from "../types";
 
-const ICON: Record<BuildTask["action"], string> = { add_component: "+", connect: "⇄", configure: "⚙", remove_component: "🗑" };
+const ICON: Record<BuildTask["action"], string> = { add_component: "+", connect: "⇄", configure: "⚙", remove_component: "−" };
 
 export function TaskList({ tasks }: { tasks: BuildTask[] | undefined }) {
   if (!tasks?.length) return null;
