@@ -432,7 +432,7 @@ def test_f10_ten_sessions_are_kept_and_a_reloaded_streaming_message_is_cancelled
         "() => document.querySelector('[data-testid=assistant-input]')?.placeholder === 'Working on it...'"
     )
     busy_session = chat.requests[-1]["session_id"]
-    page.wait_for_timeout(300)  # the panel stores the session as it changes
+    chat.wait_stored(busy_session, 2)  # stored while the reply streams (F10)
     page.reload()
     page.get_by_test_id("editor").wait_for()
     stored = chat.storage("plait-assistant-sessions")
