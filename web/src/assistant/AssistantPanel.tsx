@@ -4,7 +4,7 @@
  * the bridge); what a message looks like is in messages/, and how events change the chat is the
  * pure reducer in chat.ts. Loaded lazily by AssistantDock on the first open.
  */
-import { flushSync } from "react-dom";
+import { createPortal, flushSync } from "react-dom";
 import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { request } from "../api";
 import { addNode } from "../state/graph";
@@ -550,7 +550,9 @@ export default function AssistantPanel({ bridge, open, onClose }: { bridge: Canv
         onEscape={onClose}
       />
 
-      {modelsOpen && (
+      {modelsOpen &&
+        // in <body>: the panel's transform would otherwise hold the dialog's fixed backdrop inside it
+        createPortal(
         <Dialog
           title="Model providers"
           testId="assistant-models-dialog"
@@ -565,8 +567,9 @@ export default function AssistantPanel({ bridge, open, onClose }: { bridge: Canv
               <ModelsPage />
             </Suspense>
           </div>
-        </Dialog>
-      )}
+        </Dialog>,
+          document.body,
+        )}
     </section>
   );
 }

@@ -3,6 +3,7 @@
  * sanitised markdown in a dialog; nothing is fetched) and Download (a text file built in memory).
  */
 import { useState } from "react";
+import { createPortal } from "react-dom";
 import { Dialog } from "../../ui/Dialog";
 import type { FileCard } from "../types";
 import { Markdown } from "./Markdown";
@@ -49,11 +50,14 @@ function OneFile({ file }: { file: FileCard }) {
           Download
         </button>
       </span>
-      {open && (
-        <Dialog title={file.path} onClose={() => setOpen(false)} testId="assistant-file-dialog" wide>
-          {has ? <Markdown text={file.content!} testId="assistant-file-content" /> : <p className="assistant-muted">Preview not available: the assistant edited this file and its content did not come with the reply.</p>}
-        </Dialog>
-      )}
+      {open &&
+        // in <body>: the panel's transform would otherwise hold the dialog's fixed backdrop inside it
+        createPortal(
+          <Dialog title={file.path} onClose={() => setOpen(false)} testId="assistant-file-dialog" wide>
+            {has ? <Markdown text={file.content!} testId="assistant-file-content" /> : <p className="assistant-muted">Preview not available: the assistant edited this file and its content did not come with the reply.</p>}
+          </Dialog>,
+          document.body,
+        )}
     </div>
   );
 }
