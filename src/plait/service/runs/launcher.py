@@ -4,8 +4,9 @@ Starting a run, answering a waiting node, a retry from a node, continuing a run 
 failing a node whose task expired are all one `launch(run_id, flow, how)`: `how` says which engine
 entry point (`Start`, `Resume`, `Retry`), and the launcher builds the engine call once: flow,
 checkpointer, event sink, variables, the flow library for sub-flows, and one `RunServices`
-(providers, tools, component source, cancel source, HTTP and MCP connection pools). It runs the call as the run's asyncio task
-under the run's lease (its checkpoints fenced by it: plait.store.fencing), turns unexpected failures into a failed run, writes the human-task rows
+(providers, tools, component source, cancel source, HTTP and MCP connection pools). It runs the
+call as the run's asyncio task under the run's lease (its checkpoints fenced by it:
+plait.store.fencing), turns unexpected failures into a failed run, writes the human-task rows
 the run's `waiting` events ask for, and lets go of the run (lease, caches, event history) when
 the task ends. A run whose lease another process took over (this one stalled past it) stops here
 at once and writes nothing more (`lost`, called by the lease keeper; a checkpoint refused for the
