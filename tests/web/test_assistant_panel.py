@@ -98,6 +98,27 @@ def test_a_s17_a_t14_escape_closes_the_panel_from_the_input_and_from_the_canvas(
     chat.wait_closed()
 
 
+def test_a_s16_a_changed_shortcut_key_replaces_a(page: Any, live_server: LiveServer) -> None:
+    """A-S16 "default A, configurable": with another key stored (plait-assistant-shortcut, the
+    preference a settings page writes), that key toggles the panel and `a` no longer does."""
+    set_script(live_server, questions())
+    live_server.create_flow(empty_doc("asst-key"))
+    chat = Chat(page, live_server)
+    chat.open_flow("asst-key")
+    page.evaluate("() => localStorage.setItem('plait-assistant-shortcut', 'j')")
+    page.reload()
+    page.get_by_test_id("editor").wait_for()
+    click_canvas(page)
+    page.keyboard.press("a")
+    page.wait_for_timeout(300)
+    assert not chat.is_open()
+    page.keyboard.press("j")
+    chat.wait_open()
+    click_canvas(page)
+    page.keyboard.press("j")
+    chat.wait_closed()
+
+
 def test_a_t15_the_shortcut_is_listed_and_changeable_in_settings_shortcuts(
     page: Any, live_server: LiveServer
 ) -> None:
