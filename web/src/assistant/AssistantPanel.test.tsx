@@ -1,10 +1,15 @@
 import { act } from "react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { mount, q, settle, unmount } from "../test/dom";
+import { mount, q, settle as settleOnce, unmount } from "../test/dom";
 import type { FlowDocument, NodeType } from "../types";
 import AssistantDock from "./AssistantDock";
 import AssistantPanel from "./AssistantPanel";
 import type { AssistantConfig, AssistantEvent, CanvasBridge } from "./types";
+
+/** The panel lets each progress step rest for a task: settle a few rounds more than the default. */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 4; i++) await settleOnce();
+}
 
 // ------------------------------------------------------------------ the server, scripted
 const stream = vi.hoisted(() => ({ scripts: [] as any[], bodies: [] as any[], resets: [] as string[], config: null as any }));

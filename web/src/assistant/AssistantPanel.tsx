@@ -245,17 +245,38 @@ export default function AssistantPanel({ bridge, open, onClose }: { bridge: Canv
       const slot = act(action).activeMessageId;
       if (!slot) return;
       bridge.setLocked(true);
-      const onEvent = (e: AssistantEvent) => {
+      const handle = (e: AssistantEvent) => {
         const next = act({ type: "event", messageId: slot, event: e, skipAll: skipAllRef.current });
         if (next.autoApproveMessageId === slot && e.event === "flow_update" && e.action === "propose_plan") setAutoPlans((s) => new Set(s).add(slot));
         if (next.lastRoute?.route === "apply") applyLive(next.lastRoute.update);
         if (e.event === "run_started") bridge.watchRun(e.run_id);
         if (e.event === "complete" && e.data.validated && e.data.class_name) void bridge.refreshTypes().catch(() => undefined);
       };
+      // Events of one network chunk arrive together; each progress step stays on screen for at
+      // least a task (labels and "Attempt X of Y" are seen, F14/F20) before the next event lands.
+      const queue: AssistantEvent[] = [];
+      let busyPump = false;
+      let pumping: Promise<void> = Promise.resolve();
+      const pump = async () => {
+        while (queue.length) {
+          const e = queue.shift()!;
+          handle(e);
+          if (e.event === "progress" && queue.length) await new Promise((r) => setTimeout(r, 0));
+        }
+        busyPump = false;
+      };
+      const onEvent = (e: AssistantEvent) => {
+        queue.push(e);
+        if (busyPump) return;
+        busyPump = true;
+        pumping = pump();
+      };
       try {
         await streamTurn({ flow_id: bridge.flowId, input_value: input, session_id: sessionRef.current, provider: choice.provider, model_name: choice.model }, onEvent, controller.signal);
+        await pumping;
         if (controller.signal.aborted) act({ type: "stopped" }); // Stop (F18), New session
       } catch (e) {
+        await pumping;
         if (controller.signal.aborted) act({ type: "stopped" });
         else act({ type: "request_failed", messageId: slot, error: errorText(e) });
       } finally {
