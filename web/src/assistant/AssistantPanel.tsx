@@ -261,7 +261,8 @@ export default function AssistantPanel({ bridge, open, onClose }: { bridge: Canv
         while (queue.length) {
           const e = queue.shift()!;
           handle(e);
-          if (e.event === "progress" && queue.length) await new Promise((r) => setTimeout(r, 0));
+          // (always: the rest of the chunk is still being parsed when a progress event arrives)
+          if (e.event === "progress") await new Promise((r) => setTimeout(r, 0));
         }
         busyPump = false;
       };
