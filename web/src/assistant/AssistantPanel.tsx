@@ -298,7 +298,7 @@ export default function AssistantPanel({ bridge, open, onClose }: { bridge: Canv
     if (!f || abortRef.current) return;
     act({ type: "followup_cleared" });
     if (f.flush) await flushCanvas();
-    await runTurnRef.current(userSent(f.text, { silent: f.silent, reuseMessageId: f.reuseMessageId }) as Extract<ChatAction, { type: "user_sent" }>, f.input);
+    await runTurnRef.current(userSent(f.text, { silent: f.silent, reuseMessageId: f.reuseMessageId }), f.input);
   }
   const drainRef = useRef(drainFollowUp);
   drainRef.current = drainFollowUp;
@@ -317,7 +317,7 @@ export default function AssistantPanel({ bridge, open, onClose }: { bridge: Canv
         return;
       }
       const input = turnInput(chatRef.current, text);
-      void runTurn(userSent(text) as Extract<ChatAction, { type: "user_sent" }>, input);
+      void runTurn(userSent(text), input);
     },
     [act, runTurn],
   );
@@ -343,7 +343,7 @@ export default function AssistantPanel({ bridge, open, onClose }: { bridge: Canv
         if (chatRef.current.processing) return;
         const i = chatRef.current.messages.findIndex((x) => x.id === m.id);
         const asked = chatRef.current.messages.slice(0, i).reverse().find((x) => x.role === "user" && !x.hidden);
-        if (asked) void runTurn(userSent(asked.text) as Extract<ChatAction, { type: "user_sent" }>, asked.text);
+        if (asked) void runTurn(userSent(asked.text), asked.text);
       },
       proposal: (m: ChatMessage, what: "add" | "replace" | "dismiss") => {
         const p = m.proposal;
