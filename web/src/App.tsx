@@ -19,6 +19,7 @@ import type { Me } from "./types";
 const KnowledgePage = lazy(() => import("./knowledge/KnowledgePage")); // B3
 const ModelsPage = lazy(() => import("./settings/ModelsPage")); // W4
 const VariablesPage = lazy(() => import("./settings/VariablesPage")); // W4
+const ShortcutsPage = lazy(() => import("./settings/ShortcutsPage"));
 const TABS_KEY = "plait.openFlows";
 
 function loadTabs(): string[] {
@@ -168,6 +169,7 @@ function Shell({ route, me }: { route: Route; me: Me }) {
           {route.name === "knowledge" && <KnowledgePage />} {/* B3 */}
           {route.name === "models" && <ModelsPage />} {/* W4 */}
           {route.name === "variables" && <VariablesPage />} {/* W4 */}
+          {route.name === "shortcuts" && <ShortcutsPage />}
           {route.name === "not_found" && (
             <div className="page">
               <h1>Not found</h1>
@@ -192,7 +194,7 @@ function UserMenu({ me, route }: { me: Me; route: Route }) {
         Knowledge
       </a>
       {/* W4 */}
-      <a className={`header-link${route.name === "models" || route.name === "variables" ? " active" : ""}`} data-testid="nav-settings" {...linkProps(paths.models())}>
+      <a className={`header-link${route.name === "models" || route.name === "variables" || route.name === "shortcuts" ? " active" : ""}`} data-testid="nav-settings" {...linkProps(paths.models())}>
         Settings
       </a>
       <a className={`header-link${route.name === "keys" ? " active" : ""}`} data-testid="nav-keys" {...linkProps(paths.keys())}>

@@ -36,6 +36,7 @@ export type Route =
   | { name: "knowledge" } // B3
   | { name: "models" } // W4: settings
   | { name: "variables" } // W4: settings
+  | { name: "shortcuts" }
   | { name: "not_found"; path: string };
 
 export function matchRoute(path: string): Route {
@@ -49,6 +50,7 @@ export function matchRoute(path: string): Route {
   if (parts.length === 1 && parts[0] === "knowledge") return { name: "knowledge" }; // B3
   if (parts[0] === "settings" && (parts.length === 1 || (parts.length === 2 && parts[1] === "models"))) return { name: "models" }; // W4
   if (parts.length === 2 && parts[0] === "settings" && parts[1] === "variables") return { name: "variables" }; // W4
+  if (parts.length === 2 && parts[0] === "settings" && parts[1] === "shortcuts") return { name: "shortcuts" };
   return { name: "not_found", path };
 }
 
@@ -62,6 +64,7 @@ export const paths = {
   knowledge: () => "/knowledge", // B3
   models: () => "/settings/models", // W4
   variables: () => "/settings/variables", // W4
+  shortcuts: () => "/settings/shortcuts",
 };
 
 /** A link that navigates without reloading. */
