@@ -126,6 +126,25 @@ describe("AssistantDock", () => {
     expect(q("assistant-panel")?.dataset.state).toBe("open");
   });
 
+  it("focuses the input once the config arrives, unless the user has pressed outside the panel meanwhile", async () => {
+    const { bridge } = fakeBridge();
+    for (const clickAway of [false, true]) {
+      let release: (c: AssistantConfig) => void = () => {};
+      stream.config = new Promise<AssistantConfig>((r) => (release = r));
+      mount(<AssistantDock bridge={bridge} />);
+      key(window, "a");
+      for (let i = 0; i < 20 && !q("assistant-panel"); i++) await settle();
+      expect(q("assistant-panel")?.dataset.state).toBe("open");
+      if (clickAway) act(() => void document.body.dispatchEvent(new Event("pointerdown", { bubbles: true })));
+      await act(async () => release(CONFIG));
+      for (let i = 0; i < 5; i++) await settle();
+      const input = q("assistant-input")!;
+      expect(input).not.toBeNull();
+      expect(document.activeElement === input).toBe(!clickAway);
+      unmount();
+    }
+  });
+
   it("takes another key when one is stored for it", async () => {
     localStorage.setItem("plait-assistant-shortcut", "K");
     const { bridge } = fakeBridge();

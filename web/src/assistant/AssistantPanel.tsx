@@ -400,9 +400,21 @@ export default function AssistantPanel({ bridge, open, onClose }: { bridge: Canv
   // ------------------------------------------------------------------ look and feel
   const root = useRef<HTMLElement>(null);
   const inputReady = !!config && !noModels && !!choice;
+  // set when the user presses somewhere outside the panel after opening it: the late focus
+  // (once the config arrives) must not pull them back into the input
+  const leftPanel = useRef(false);
+  useEffect(() => {
+    if (!open) return;
+    leftPanel.current = false;
+    const away = (e: PointerEvent) => {
+      if (!root.current?.contains(e.target as Node)) leftPanel.current = true;
+    };
+    document.addEventListener("pointerdown", away, true);
+    return () => document.removeEventListener("pointerdown", away, true);
+  }, [open]);
   useEffect(() => {
     // focus the input on open, and again once it is enabled (the first open waits for the config)
-    if (open) requestAnimationFrame(() => composer.current?.focus());
+    if (open) requestAnimationFrame(() => !leftPanel.current && composer.current?.focus());
     // closed: focus leaves the hidden panel, so the A shortcut works again at once
     else if (root.current?.contains(document.activeElement)) (document.activeElement as HTMLElement).blur();
   }, [open, inputReady]);
