@@ -6,6 +6,7 @@ The tree (each layer's errors derive from `PlaitError`; `str(error)` is the mess
     PlaitError
     ├── spec.problems.FlowValidationError       a flow document has problems (all of them)
     ├── spec.model_settings.ScriptError         a `scripted` provider step is malformed
+    ├── spec.formats.ragflow errors             RagflowImportError, RagflowExportError
     ├── expr.refs.TemplateError                 a reference or template cannot be parsed or rendered
     ├── net.guard.BlockedURLError               the SSRF guard refused a URL
     ├── net.guard.InvalidAllowlistError         a PLAIT_HTTP_ALLOW entry cannot be parsed
@@ -20,8 +21,10 @@ The tree (each layer's errors derive from `PlaitError`; `str(error)` is the mess
     ├── tools.base.ToolError                    a tool call failed (str() includes the hint)
     ├── nodes.base.NodeError                    a node failed cleanly (what the run shows)
     ├── engine errors                           RunInputError, RunNotFoundError, ResumeError, DecisionError
-    ├── store errors                            SecretKeyError, DecryptionError
+    ├── store errors                            SecretKeyError, DecryptionError, LeaseLost (fencing)
     ├── service.errors.ServiceError             NotFound, Conflict, Gone, Invalid, Unauthorized
+    ├── assistant errors                        AssistantSetupError, ModelsExhaustedError, FlowEditError, ...
+    ├── workers errors                          QueueUnavailable (Redis is away), BadMessage
     └── service.channel.ChannelError            a WebSocket channel message refused
 
 Foreign errors (httpx, SQLAlchemy, an SDK's) are translated where they enter plait, with

@@ -68,6 +68,11 @@ export function onUnauthorized(fn: Listener): () => void {
   return () => unauthorizedListeners.delete(fn);
 }
 
+/** Tell the listeners that a request made without `request` (a stream over fetch) got a 401. */
+export function notifyUnauthorized(): void {
+  unauthorizedListeners.forEach((fn) => fn());
+}
+
 export function authHeaders(auth = true): Record<string, string> {
   const key = auth ? getApiKey() : "";
   return key ? { "x-api-key": key } : {};
@@ -101,7 +106,7 @@ export async function request<T>(
     } catch {
       /* not JSON */
     }
-    if (res.status === 401 && (opts.auth ?? true)) unauthorizedListeners.forEach((fn) => fn());
+    if (res.status === 401 && (opts.auth ?? true)) notifyUnauthorized();
     throw new ApiError(res.status, code, message, details);
   }
   if (res.status === 204) return undefined as T;

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ApiError } from "../api";
+import { ApiError, onUnauthorized } from "../api";
 import { errorFromResponse, fetchConfig, resetSession, STREAM_CLOSED_MESSAGE, streamTurn, toAssistantEvent } from "./client";
 import type { AssistantEvent } from "./types";
 
@@ -90,6 +90,22 @@ describe("streamTurn", () => {
     expect(err).toBeInstanceOf(ApiError);
     expect(err.status).toBe(400);
     expect(err.message).toBe("no model provider is configured — set OPENAI_API_KEY in Variables");
+  });
+
+  it("a 401 (the session ended) tells the shell to ask for a sign-in, as every other request does", async () => {
+    const told = vi.fn();
+    const off = onUnauthorized(told);
+    try {
+      vi.stubGlobal("fetch", vi.fn(async () => Response.json({ error: { code: "unauthorized", message: "sign in" } }, { status: 401 })));
+      const err = await streamTurn(body, () => undefined, new AbortController().signal).catch((e) => e);
+      expect(err.status).toBe(401);
+      expect(told).toHaveBeenCalledTimes(1);
+      vi.stubGlobal("fetch", vi.fn(async () => Response.json({ error: { message: "busy" } }, { status: 409 })));
+      await streamTurn(body, () => undefined, new AbortController().signal).catch(() => null);
+      expect(told).toHaveBeenCalledTimes(1);
+    } finally {
+      off();
+    }
   });
 
   it("A-S15: aborting (Stop) resolves quietly", async () => {

@@ -6,7 +6,7 @@
  * An HTTP error before the stream starts (no provider, unknown flow, a busy session) is thrown as
  * an `ApiError` whose message is the server's, with its hint.
  */
-import { ApiError, authHeaders, request } from "../api";
+import { ApiError, authHeaders, notifyUnauthorized, request } from "../api";
 import { SseParser } from "../live";
 import type { AssistantConfig, AssistantEvent } from "./types";
 
@@ -84,7 +84,10 @@ export async function streamTurn(body: TurnBody, onEvent: (e: AssistantEvent) =>
     if (signal.aborted) return;
     throw err;
   }
-  if (!res.ok) throw await errorFromResponse(res, "POST /api/v1/assistant/stream");
+  if (!res.ok) {
+    if (res.status === 401) notifyUnauthorized(); // the session ended: the shell asks to sign in again
+    throw await errorFromResponse(res, "POST /api/v1/assistant/stream");
+  }
   if (!res.body) {
     onEvent({ event: "error", message: STREAM_CLOSED_MESSAGE });
     return;
