@@ -3,29 +3,19 @@
 from __future__ import annotations
 
 import logging
-import os
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 from cryptography.fernet import Fernet
-from sqlalchemy.engine import make_url
 
 from plait.assistant.ports import ComponentRegistry
 from plait.sandbox import SandboxPool
 from plait.sandbox.components import ComponentValidation
 from plait.service.assistant_components import AssistantComponents
 from plait.service.components import ComponentService
-from plait.store import SecretBox, Store, create_engine_from_url, database_url
-
-PG_URL = os.environ.get("PLAIT_TEST_POSTGRES_URL")
-BACKENDS = [
-    "sqlite",
-    pytest.param(
-        "postgresql", marks=pytest.mark.skipif(not PG_URL, reason="PLAIT_TEST_POSTGRES_URL is not set")
-    ),
-]
+from plait.store import SecretBox, Store
+from scratch_db import BACKENDS, database_for
 
 
 def source(name: str, output: str = "result") -> str:
@@ -52,36 +42,15 @@ def validation(name: str, output: str = "result") -> ComponentValidation:
     )
 
 
-async def _admin(sql: str) -> None:
-    assert PG_URL
-    admin = create_engine_from_url(PG_URL, isolation_level="AUTOCOMMIT")
-    try:
-        async with admin.connect() as conn:
-            await conn.exec_driver_sql(sql)
-    finally:
-        await admin.dispose()
-
-
 @pytest.fixture(params=BACKENDS)
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
     box = SecretBox(Fernet.generate_key().decode())
-    if request.param == "sqlite":
-        s = await Store.open(f"sqlite+aiosqlite:///{tmp_path}/db/plait.db", box=box)
+    async with database_for(request.param, tmp_path, sqlite_file="db/plait.db") as url:
+        s = await Store.open(url, box=box)
         try:
             yield s
         finally:
             await s.close()
-        return
-    assert PG_URL
-    name = f"plait_test_{uuid.uuid4().hex[:12]}"
-    await _admin(f'CREATE DATABASE "{name}"')
-    url = make_url(database_url(PG_URL)).set(database=name).render_as_string(hide_password=False)
-    s = await Store.open(url, box=box)
-    try:
-        yield s
-    finally:
-        await s.close()
-        await _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ services sharing a SQLite file find each other's requests by polling the flags."
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -26,33 +25,16 @@ from plait.service.runs.broadcast import (
     asyncpg_dsn,
     choose_broadcast,
 )
-from plait.store import Store, create_engine_from_url, database_url
+from plait.store import Store
 from redis_fixture import RedisServer, redis_server_binary
-
-PG_URL = os.environ.get("PLAIT_TEST_POSTGRES_URL")
-needs_pg = pytest.mark.skipif(not PG_URL, reason="set PLAIT_TEST_POSTGRES_URL to run on PostgreSQL")
-
-
-async def _admin(sql: str) -> None:
-    assert PG_URL
-    admin = create_engine_from_url(PG_URL, isolation_level="AUTOCOMMIT")
-    try:
-        async with admin.connect() as conn:
-            await conn.exec_driver_sql(sql)
-    finally:
-        await admin.dispose()
+from scratch_db import admin_sql, needs_pg, scratch_database
 
 
 @pytest.fixture
 async def pg_url() -> AsyncIterator[str]:
     """A PostgreSQL database of this test's own (created on PLAIT_TEST_POSTGRES_URL's server)."""
-    assert PG_URL
-    name = f"plait_cancel_{uuid.uuid4().hex[:12]}"
-    await _admin(f'CREATE DATABASE "{name}"')
-    try:
-        yield make_url(database_url(PG_URL)).set(database=name).render_as_string(hide_password=False)
-    finally:
-        await _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    async with scratch_database("plait_cancel") as url:
+        yield url
 
 
 class Heard:
@@ -125,7 +107,7 @@ async def test_postgres_notify_reaches_another_listener_with_the_flag_set(pg_url
         assert await listener_store.runs.is_cancel_requested(run_id)
 
         # The listening connection is cut: the listener reconnects and hears the next one.
-        await _admin(
+        await admin_sql(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
             f"WHERE query LIKE 'LISTEN%' AND datname = '{make_url(pg_url).database}'"
         )

@@ -18,53 +18,20 @@ Either way every side-effect node runs once, the log has one `node_finished` per
 from __future__ import annotations
 
 import asyncio
-import os
 import time
-import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 from cryptography.fernet import Fernet
-from sqlalchemy.engine import make_url
 
 from plait.engine import events as ev
 from plait.engine.status import RunStatus
 from plait.service import Services, Settings
-from plait.store import create_engine_from_url, database_url
 from plait_testing import CALLS
 
-PG_URL = os.environ.get("PLAIT_TEST_POSTGRES_URL")
-BACKENDS = [
-    "sqlite",
-    pytest.param("postgresql", marks=pytest.mark.skipif(not PG_URL, reason="set PLAIT_TEST_POSTGRES_URL")),
-]
 TTL_S = 1.0
 WAIT_S = 4.0  # the node A is in when it loses the run: longer than the TTL and the take-over
-
-
-async def _admin(sql: str) -> None:
-    assert PG_URL
-    admin = create_engine_from_url(PG_URL, isolation_level="AUTOCOMMIT")
-    try:
-        async with admin.connect() as conn:
-            await conn.exec_driver_sql(sql)
-    finally:
-        await admin.dispose()
-
-
-@pytest.fixture(params=BACKENDS)
-async def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path}/fence.db"
-        return
-    name = f"plait_fence_{uuid.uuid4().hex[:12]}"
-    await _admin(f'CREATE DATABASE "{name}"')
-    try:
-        yield make_url(database_url(PG_URL)).set(database=name).render_as_string(hide_password=False)
-    finally:
-        await _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def _flow() -> dict[str, Any]:

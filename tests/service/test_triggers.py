@@ -6,8 +6,6 @@ PLAIT_TEST_POSTGRES_URL is set)."""
 from __future__ import annotations
 
 import asyncio
-import os
-import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,43 +13,13 @@ from typing import Any
 
 import pytest
 from cryptography.fernet import Fernet
-from sqlalchemy.engine import make_url
 
 from plait.engine.errors import RunInputError
 from plait.service import Invalid, Services, Settings
 from plait.service.metrics import REGISTRY
 from plait.service.triggers import ScheduleConfig, last_tick, next_tick
-from plait.store import create_engine_from_url, database_url
 
-PG_URL = os.environ.get("PLAIT_TEST_POSTGRES_URL")
-BACKENDS = [
-    "sqlite",
-    pytest.param("postgresql", marks=pytest.mark.skipif(not PG_URL, reason="set PLAIT_TEST_POSTGRES_URL")),
-]
 T0 = datetime(2030, 1, 7, 10, 0, 5, tzinfo=UTC).timestamp()  # 5 s past a minute (and an hour)
-
-
-async def _admin(sql: str) -> None:
-    assert PG_URL
-    admin = create_engine_from_url(PG_URL, isolation_level="AUTOCOMMIT")
-    try:
-        async with admin.connect() as conn:
-            await conn.exec_driver_sql(sql)
-    finally:
-        await admin.dispose()
-
-
-@pytest.fixture(params=BACKENDS)
-async def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path}/t.db"
-        return
-    name = f"plait_triggers_{uuid.uuid4().hex[:12]}"
-    await _admin(f'CREATE DATABASE "{name}"')
-    try:
-        yield make_url(database_url(PG_URL)).set(database=name).render_as_string(hide_password=False)
-    finally:
-        await _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 class Clock:

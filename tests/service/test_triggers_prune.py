@@ -6,56 +6,25 @@ SQLite, and PostgreSQL when PLAIT_TEST_POSTGRES_URL is set."""
 from __future__ import annotations
 
 import asyncio
-import os
 import time
-import uuid
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from cryptography.fernet import Fernet
 from sqlalchemy import func, select
-from sqlalchemy.engine import make_url
 
 import plait.service.triggers as triggers_module
 from plait.service import Services, Settings
 from plait.service.triggers import DAY_S
-from plait.store import create_engine_from_url, database_url
 from plait.store.models import TriggerFire
 
-PG_URL = os.environ.get("PLAIT_TEST_POSTGRES_URL")
-BACKENDS = [
-    "sqlite",
-    pytest.param("postgresql", marks=pytest.mark.skipif(not PG_URL, reason="set PLAIT_TEST_POSTGRES_URL")),
-]
 T0 = 1_893_974_405.0  # 2030-01-07 10:00:05 UTC, 5 s past a minute
 
 
-async def _admin(sql: str) -> None:
-    assert PG_URL
-    admin = create_engine_from_url(PG_URL, isolation_level="AUTOCOMMIT")
-    try:
-        async with admin.connect() as conn:
-            await conn.exec_driver_sql(sql)
-    finally:
-        await admin.dispose()
-
-
-@pytest.fixture(params=BACKENDS)
-async def db_url(
-    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[str]:
+@pytest.fixture(autouse=True)
+def _secret_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test gets a fresh PLAIT_SECRET_KEY, so none depends on the environment's."""
     monkeypatch.setenv("PLAIT_SECRET_KEY", Fernet.generate_key().decode())
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path}/t.db"
-        return
-    name = f"plait_prune_{uuid.uuid4().hex[:12]}"
-    await _admin(f'CREATE DATABASE "{name}"')
-    try:
-        yield make_url(database_url(PG_URL)).set(database=name).render_as_string(hide_password=False)
-    finally:
-        await _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 class Clock:

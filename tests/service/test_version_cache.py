@@ -6,46 +6,11 @@ it the old row id: its creation time differs), so it is read."""
 
 from __future__ import annotations
 
-import os
-import uuid
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy.engine import make_url
 
 from plait.service import NotFound, Services, Settings
-from plait.store import create_engine_from_url, database_url
-
-PG_URL = os.environ.get("PLAIT_TEST_POSTGRES_URL")
-BACKENDS = [
-    "sqlite",
-    pytest.param("postgresql", marks=pytest.mark.skipif(not PG_URL, reason="set PLAIT_TEST_POSTGRES_URL")),
-]
-
-
-async def _admin(sql: str) -> None:
-    assert PG_URL
-    admin = create_engine_from_url(PG_URL, isolation_level="AUTOCOMMIT")
-    try:
-        async with admin.connect() as conn:
-            await conn.exec_driver_sql(sql)
-    finally:
-        await admin.dispose()
-
-
-@pytest.fixture(params=BACKENDS)
-async def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path}/v.db"
-        return
-    name = f"plait_versions_{uuid.uuid4().hex[:12]}"
-    await _admin(f'CREATE DATABASE "{name}"')
-    try:
-        yield make_url(database_url(PG_URL)).set(database=name).render_as_string(hide_password=False)
-    finally:
-        await _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def _doc(value: str) -> dict[str, Any]:

@@ -2,13 +2,11 @@
 
 SQLite always (a file in tmp_path); PostgreSQL too when PLAIT_TEST_POSTGRES_URL is set (e.g.
 `postgresql+asyncpg://postgres@127.0.0.1:5432/postgres`): each test then gets a database of its own,
-created from that server and dropped afterwards.
+created from that server and dropped afterwards (scratch_db.py).
 """
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -17,11 +15,8 @@ from cryptography.fernet import Fernet
 from sqlalchemy.engine import make_url
 
 from plait.engine.checkpoint import Checkpointer, InMemoryCheckpointer
-from plait.store import SecretBox, SqlCheckpointer, Store, create_engine_from_url, database_url
-
-PG_URL = os.environ.get("PLAIT_TEST_POSTGRES_URL")
-needs_pg = pytest.mark.skipif(not PG_URL, reason="PLAIT_TEST_POSTGRES_URL is not set")
-BACKENDS = ["sqlite", pytest.param("postgresql", marks=needs_pg)]
+from plait.store import SecretBox, SqlCheckpointer, Store
+from scratch_db import BACKENDS, database_for, needs_pg
 
 _ENV = (
     "PLAIT_DATABASE_URL",
@@ -38,40 +33,11 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-async def _pg_database() -> tuple[str, str]:
-    assert PG_URL
-    name = f"plait_test_{uuid.uuid4().hex[:12]}"
-    admin = create_engine_from_url(PG_URL, isolation_level="AUTOCOMMIT")
-    try:
-        async with admin.connect() as conn:
-            await conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    finally:
-        await admin.dispose()
-    url = make_url(database_url(PG_URL)).set(database=name).render_as_string(hide_password=False)
-    return name, url
-
-
-async def _drop_pg_database(name: str) -> None:
-    assert PG_URL
-    admin = create_engine_from_url(PG_URL, isolation_level="AUTOCOMMIT")
-    try:
-        async with admin.connect() as conn:
-            await conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        await admin.dispose()
-
-
 @pytest.fixture(params=BACKENDS)
-async def db_url(request: pytest.FixtureRequest, tmp_path: object) -> AsyncIterator[str]:
+async def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
     """An empty database (not migrated)."""
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path}/db/plait.db"
-        return
-    name, url = await _pg_database()
-    try:
+    async with database_for(request.param, tmp_path, sqlite_file="db/plait.db") as url:
         yield url
-    finally:
-        await _drop_pg_database(name)
 
 
 @pytest.fixture
@@ -153,17 +119,12 @@ async def saver(
     if kind == "memory":
         yield SaverUnderTest(kind, InMemoryCheckpointer())
         return
-    pg_name = None
-    if kind == "postgresql":
-        pg_name, url = await _pg_database()
-    else:
-        url = f"sqlite+aiosqlite:///{tmp_path}/db/plait.db"
-    store = await Store.open(url, box=box)
-    cp = SqlCheckpointer(store.sessionmaker, sqlite_writer_thread=kind == "sqlite-writer-thread")
-    harness = SaverUnderTest(kind, cp, store)
-    try:
-        yield harness
-    finally:
-        await harness.close()
-        if pg_name is not None:
-            await _drop_pg_database(pg_name)
+    backend = "postgresql" if kind == "postgresql" else "sqlite"
+    async with database_for(backend, tmp_path, sqlite_file="db/plait.db") as url:
+        store = await Store.open(url, box=box)
+        cp = SqlCheckpointer(store.sessionmaker, sqlite_writer_thread=kind == "sqlite-writer-thread")
+        harness = SaverUnderTest(kind, cp, store)
+        try:
+            yield harness
+        finally:
+            await harness.close()
