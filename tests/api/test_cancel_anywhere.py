@@ -6,30 +6,26 @@ until it says `cancelled`. Through PostgreSQL notifications, and through Redis p
 
 from __future__ import annotations
 
-import asyncio
 import os
 import statistics
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import asyncpg  # type: ignore[import-untyped]
 import httpx
 import pytest
-from sqlalchemy.engine import make_url
 
 from redis_fixture import RedisServer, redis_server_binary
+from scratch_db import needs_pg, scratch_database_sync
 
 from .conftest import API_KEY
 from .test_server import create_published, free_port
 
-PG_URL = os.environ.get("PLAIT_TEST_POSTGRES_URL")
 pytestmark = [
-    pytest.mark.skipif(not PG_URL, reason="set PLAIT_TEST_POSTGRES_URL to run servers on PostgreSQL"),
+    needs_pg,
     pytest.mark.timeout(300),
 ]
 
@@ -39,28 +35,8 @@ P99_LIMIT_S = 0.5
 
 @pytest.fixture
 def pg_database() -> Iterator[str]:
-    assert PG_URL
-    name = f"plait_cancel_{uuid.uuid4().hex[:12]}"
-    _run_admin(f'CREATE DATABASE "{name}"')
-    try:
-        yield make_url(PG_URL).set(database=name).render_as_string(hide_password=False)
-    finally:
-        _run_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-def _run_admin(sql: str) -> None:
-    """One statement on the test server's admin database, through asyncpg (the driver plait uses)."""
-    assert PG_URL
-    dsn = make_url(PG_URL).set(drivername="postgresql").render_as_string(hide_password=False)
-
-    async def go() -> None:
-        conn = await asyncpg.connect(dsn)
-        try:
-            await conn.execute(sql)
-        finally:
-            await conn.close()
-
-    asyncio.run(go())
+    with scratch_database_sync("plait_cancel") as url:
+        yield url
 
 
 class PgServer:

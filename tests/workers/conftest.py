@@ -9,14 +9,12 @@ Locally the tests skip, saying why, when redis-server (tests/redis_fixture.py) o
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import subprocess
 import sys
 import threading
 import time
-import uuid
 from collections import Counter
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -25,12 +23,10 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy.engine import make_url
 
-from plait.store import create_engine_from_url, database_url
 from redis_fixture import free_port, redis_server
+from scratch_db import PG_URL, scratch_database_sync
 
-PG_URL = os.environ.get("PLAIT_TEST_POSTGRES_URL")
 API_KEY = "test-key-workers"
 
 
@@ -48,28 +44,13 @@ def redis_url(tmp_path: Path) -> Iterator[str]:
         yield server.url
 
 
-async def _admin(sql: str) -> None:
-    assert PG_URL
-    admin = create_engine_from_url(PG_URL, isolation_level="AUTOCOMMIT")
-    try:
-        async with admin.connect() as conn:
-            await conn.exec_driver_sql(sql)
-    finally:
-        await admin.dispose()
-
-
 @pytest.fixture
 def pg_url() -> Iterator[str]:
     require(
         None if PG_URL else "PLAIT_TEST_POSTGRES_URL is not set (a PostgreSQL server to make a database on)"
     )
-    assert PG_URL
-    name = f"plait_workers_{uuid.uuid4().hex[:12]}"
-    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
-    try:
-        yield make_url(database_url(PG_URL)).set(database=name).render_as_string(hide_password=False)
-    finally:
-        asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    with scratch_database_sync("plait_workers") as url:
+        yield url
 
 
 class _Counting(BaseHTTPRequestHandler):
