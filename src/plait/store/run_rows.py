@@ -331,6 +331,24 @@ def hold_lease() -> Update:
     )
 
 
+@cache
+def hold_leases() -> Update:
+    """`hold_lease` for several runs of one owner (a group commit, `plait.store.group_commit`):
+    locks the rows `p_owner` still holds among `p_run_ids`, in id order (two batches lock alike),
+    and returns their ids. Built once; parameters `p_run_ids` (a list) and `p_owner`."""
+    c = runs_table.c
+    held = (
+        select(c.id)
+        .where(
+            c.id.in_(bindparam("p_run_ids", expanding=True)),
+            c.lease_owner == bindparam("p_owner", type_=c.lease_owner.type),
+        )
+        .order_by(c.id)
+        .with_for_update()
+    )
+    return update(runs_table).where(c.id.in_(held)).values(lease_owner=c.lease_owner).returning(c.id)
+
+
 def renew_leases(run_ids: Iterable[str], owner: str, until: float) -> Update:
     """Extend the leases `owner` still holds among `run_ids` (one statement for all of them)."""
     ids = list(run_ids)

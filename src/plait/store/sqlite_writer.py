@@ -151,7 +151,7 @@ class SqliteWriter:
             outcomes = [(False, exc)] * len(batch)
         for (_fn, _args, loop, future), (ok, value) in zip(batch, outcomes, strict=True):
             try:
-                loop.call_soon_threadsafe(_settle, future, ok, value)
+                loop.call_soon_threadsafe(settle_future, future, ok, value)
             except RuntimeError:  # the caller's loop is closed
                 pass
 
@@ -189,7 +189,8 @@ class SqliteWriter:
                 self._db = None
 
 
-def _settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
+def settle_future(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
+    """Answer a caller waiting on `future` (unless it stopped waiting: cancelled)."""
     if future.done():
         return
     if ok:
@@ -198,4 +199,4 @@ def _settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
         future.set_exception(value)
 
 
-__all__ = ["SqliteWriter"]
+__all__ = ["SqliteWriter", "settle_future"]

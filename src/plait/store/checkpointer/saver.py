@@ -11,8 +11,10 @@ child run is fenced by its top-level run's lease.
 
 On a SQLite file the writes go through a `SqliteWriter` (one plain sqlite3 connection on its
 own thread, with group commit); the store shares its writer with `RunRepo`, so the service's
-run-row writes join the same commits. PostgreSQL (asyncpg) and in-memory SQLite use the async
-engine. Both paths are tested alike (`tests/store/test_checkpointer_conformance.py`).
+run-row writes join the same commits. PostgreSQL (asyncpg) uses the async engine with its own
+group commit (`plait.store.group_commit`: the checkpoints of concurrent runs share one
+transaction); in-memory SQLite uses the async engine, a transaction per call. The paths are
+tested alike (`tests/store/test_checkpointer_conformance.py`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from plait.store.blobs import read_blobs
 from plait.store.checkpointer import sqlite as sqlite_tx
 from plait.store.checkpointer import transactions as sql_tx
 from plait.store.db import sqlite_path
-from plait.store.fencing import fenced_sql, fenced_sqlite
+from plait.store.fencing import fenced_sqlite
+from plait.store.group_commit import GroupCommit, commit_alone
 from plait.store.models import Decision, NodeRunRow, RunEvent, table_of
 from plait.store.rows import (
     NodeOutputs,
@@ -61,7 +64,8 @@ class SqlCheckpointer:
     Pass the store's session factory (or an async engine). Call `await close()` when done (it
     stops the SQLite writer thread it started; `Store.close` does it). `writer`: a SQLite writer
     to share (the store's); `sqlite_writer_thread=False` makes a SQLite file use the async engine
-    too (slower; for comparison and tests)."""
+    too (slower; for comparison and tests); `group_commit=False` gives PostgreSQL a transaction per
+    call."""
 
     def __init__(
         self,
@@ -69,6 +73,7 @@ class SqlCheckpointer:
         *,
         sqlite_writer_thread: bool = True,
         writer: SqliteWriter | None = None,
+        group_commit: bool = True,
     ) -> None:
         if isinstance(sessionmaker, AsyncEngine):
             engine = sessionmaker
@@ -86,6 +91,11 @@ class SqlCheckpointer:
         self._fences: dict[str, tuple[str, str]] = {}
         self._owns_writer = False
         self._writer: SqliteWriter | None = None
+        # PostgreSQL: concurrent runs' checkpoints share transactions (`group_commit=False`: one
+        # transaction per call, for comparison and tests).
+        self.group: GroupCommit | None = (
+            GroupCommit(engine) if group_commit and engine.dialect.name == "postgresql" else None
+        )
         if sqlite_writer_thread:
             if writer is not None:
                 self._writer = writer
@@ -123,10 +133,9 @@ class SqlCheckpointer:
             if fence is not None:
                 return await writer.run(fenced_sqlite, run_id, *fence, on_writer, *args, alone=alone)
             return await writer.run(on_writer, run_id, *args, alone=alone)
-        async with self.engine.begin() as conn:
-            if fence is not None:
-                return await conn.run_sync(fenced_sql, run_id, *fence, on_engine, *args)
-            return await conn.run_sync(on_engine, run_id, *args)
+        if self.group is not None:
+            return await self.group.run(run_id, fence, on_engine, *args)
+        return await commit_alone(self.engine, run_id, fence, on_engine, *args)
 
     def _stored(self, run_id: str, events: Sequence[Event]) -> None:
         if events:
