@@ -1,8 +1,8 @@
 """Queue mode at scale: `plait serve` (PLAIT_EXECUTOR=celery) and `plait worker` processes on
 PostgreSQL and Redis, executing a flow whose nodes wait 200 ms each (`delay` nodes standing in for
-model calls: the worker waits, it does not compute). By default the flow makes three such calls
-in a chain (`start -> wait -> wait -> wait -> output`, an agent's model -> tool -> model);
-`--nodes 1` measures the shortest flow, one wait.
+model calls: the worker waits, it does not compute). By default the flow makes one such call
+(`start -> wait -> output`: the shortest runs, the hardest case for (b)); `--nodes 3` chains
+three (an agent's model -> tool -> model).
 
 This process starts its own `redis-server` (a free port on 127.0.0.1, nothing saved), makes a fresh
 database (`bench_workers` by default) on the PostgreSQL server named by --postgres-url,
@@ -514,7 +514,7 @@ def cli() -> None:
     parser.add_argument("--latency-runs", type=int, default=100, help="(c) runs sent at --rate")
     parser.add_argument("--rate", type=float, default=10.0, help="(c) runs per second")
     parser.add_argument(
-        "--nodes", type=int, default=3, help="delay nodes (simulated model calls) in the flow's chain"
+        "--nodes", type=int, default=1, help="delay nodes (simulated model calls) in the flow's chain"
     )
     parser.add_argument("--seconds", type=float, default=0.2, help="each delay node's wait")
     parser.add_argument("--postgres-url", help="a PostgreSQL server (default: PLAIT_BENCH_POSTGRES_URL)")
