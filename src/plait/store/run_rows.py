@@ -350,10 +350,15 @@ def hold_leases() -> Update:
 
 
 def renew_leases(run_ids: Iterable[str], owner: str, until: float) -> Update:
-    """Extend the leases `owner` still holds among `run_ids` (one statement for all of them)."""
+    """Extend the leases `owner` still holds among `run_ids` (one statement for all of them).
+    Several rows are locked in id order, as a group commit's fence locks them (`hold_leases`), so
+    the two never wait on each other in a cycle."""
+    c = runs_table.c
     ids = list(run_ids)
-    where = runs_table.c.id == ids[0] if len(ids) == 1 else runs_table.c.id.in_(ids)
-    return update(runs_table).where(where, runs_table.c.lease_owner == owner).values(lease_until=until)
+    if len(ids) == 1:
+        return update(runs_table).where(c.id == ids[0], c.lease_owner == owner).values(lease_until=until)
+    held = select(c.id).where(c.id.in_(ids), c.lease_owner == owner).order_by(c.id).with_for_update()
+    return update(runs_table).where(c.id.in_(held)).values(lease_until=until)
 
 
 def release_lease(run_id: str, owner: str) -> Update:
