@@ -189,8 +189,11 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
   }, [flowId, onName, onGone]);
 
   // ---------------------------------------------------------------- autosave (+ validation)
+  const docRef = useRef(doc);
+  docRef.current = doc;
   const save = useCallback(async () => {
-    const d = hist?.present;
+    // the latest document, also one committed since the last render (the assistant's bridge)
+    const d = docRef.current;
     if (!d || d === savedRef.current) return;
     setSaveState("saving");
     try {
@@ -204,7 +207,7 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
       setSaveState("error");
       setSaveError(errorText(e));
     }
-  }, [flowId, hist]);
+  }, [flowId]);
 
   useEffect(() => {
     if (!doc) return;
@@ -460,8 +463,6 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
   // The panel changes the canvas only through this: a change is one ordinary undoable edit of the
   // draft (same validation and autosave as a manual one), and a run it starts shows as any run.
   const [assistantBusy, setAssistantBusy] = useState(false);
-  const docRef = useRef(doc);
-  docRef.current = doc;
   const typesRef = useRef(types.list);
   typesRef.current = types.list;
   const followRun = useCallback((runId: string) => {
@@ -483,6 +484,8 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
       document: () => docRef.current ?? { nodes: [], edges: [] },
       commit: (next, opts) => {
         setHist((h) => (h ? commit(h, next) : h));
+        // seen at once by document() and flush(), before the editor renders it
+        if (docRef.current) docRef.current = next;
         if (opts?.fit) {
           setBodyPath([]);
           requestAnimationFrame(() => requestAnimationFrame(() => canvasRef.current?.fitView()));
