@@ -209,6 +209,10 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
     }
   }, [flowId]);
 
+  // What the indicator shows: never "saved" for a document changed since, even in the render
+  // before the effect below marks it dirty (a test or a person reading it then would be misled).
+  const shownSaveState: SaveState = saveState === "saved" && doc !== null && doc !== savedRef.current ? "dirty" : saveState;
+
   useEffect(() => {
     if (!doc) return;
     if (doc === savedRef.current) {
@@ -648,8 +652,8 @@ export default function Editor({ flowId, onName, onGone }: { flowId: string; onN
         <h1 className="flow-name" title={flowId}>
           {name}
         </h1>
-        <span className={`save-state save-${saveState}`} data-testid="save-status" data-state={saveState} role="status" title={saveError ?? undefined}>
-          {saveState === "saved" ? "Saved" : saveState === "saving" ? "Saving…" : saveState === "dirty" ? "Unsaved" : "Save failed"}
+        <span className={`save-state save-${shownSaveState}`} data-testid="save-status" data-state={shownSaveState} role="status" title={saveError ?? undefined}>
+          {shownSaveState === "saved" ? "Saved" : shownSaveState === "saving" ? "Saving…" : shownSaveState === "dirty" ? "Unsaved" : "Save failed"}
         </span>
         <span className={`problem-count${problems.length ? " has" : ""}`} data-testid="problem-count" data-count={problems.length}>
           {problems.length ? `${problems.length} problem${problems.length > 1 ? "s" : ""}` : "Valid"}
